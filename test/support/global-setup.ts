@@ -1,0 +1,26 @@
+// Provides every test file with the URL of a real PostgreSQL server it may create databases on.
+// CI (and anyone with a server) sets TEST_DATABASE_URL; otherwise an embedded PostgreSQL is started
+// under .data/test-postgres so that `npm test` works on a fresh machine with nothing installed.
+import type { TestProject } from "vitest/node";
+import { startEmbeddedPostgres, type EmbeddedHandle } from "./embedded-postgres.ts";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+  }
+}
+
+let embedded: EmbeddedHandle | undefined;
+
+export async function setup(project: TestProject): Promise<void> {
+  let url = process.env.TEST_DATABASE_URL;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(".data/test-postgres", 54329);
+    url = embedded.url;
+  }
+  project.provide("adminDatabaseUrl", url);
+}
+
+export async function teardown(): Promise<void> {
+  await embedded?.stop();
+}
