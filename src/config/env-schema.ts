@@ -1,0 +1,182 @@
+// The environment variables ledger-sync reads, with defaults and validation. The names are a
+// public contract (README's configuration table, docker-compose.yml, users' deployments).
+import { z } from "zod";
+
+const DAY_MS = 86_400_000;
+
+/** Positive integer from text; refuses "1e3", "12abc", "" and values past 2^53. */
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n) && n > 0, "must be a positive whole number")
+    .optional()
+    .transform((n) => n ?? fallback);
+
+const nonNegativeInt = (fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^[0-9]+$/, "must be a whole number")
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n), "is too large")
+    .optional()
+    .transform((n) => n ?? fallback);
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v === "" ? undefined : v));
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
+
+function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+const exchangeBaseUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v, ctx) => {
+    const text = v && v !== "" ? v : "https://api-contract.weex.com";
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "is not a URL" });
+      return z.NEVER;
+    }
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      ctx.addIssue({ code: "custom", message: "must be an https:// URL" });
+      return z.NEVER;
+    }
+    // Credentials and signatures travel in headers: plain http is only acceptable on this machine.
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+      ctx.addIssue({ code: "custom", message: "must use https (plain http is allowed only to loopback)" });
+      return z.NEVER;
+    }
+    if (url.search || url.hash || url.username || url.password) {
+      ctx.addIssue({ code: "custom", message: "must not carry a query, fragment or credentials" });
+      return z.NEVER;
+    }
+    return url.origin + url.pathname.replace(/\/+$/, "");
+  });
+
+/** ISO date/time or epoch milliseconds; default: 90 days before now. */
+const instant = (fallbackMsAgo: number) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return Date.now() - fallbackMsAgo;
+      const ms = parseInstant(v);
+      if (ms === undefined) {
+        ctx.addIssue({ code: "custom", message: "must be an ISO date (2026-01-31 or 2026-01-31T12:00:00Z) or epoch milliseconds" });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+/** Parses an ISO 8601 date/time or a whole number of epoch milliseconds. */
+export function parseInstant(text: string): number | undefined {
+  const t = text.trim();
+  if (/^[0-9]{1,16}$/.test(t)) {
+    const ms = Number(t);
+    return Number.isSafeInteger(ms) ? ms : undefined;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(t)) return undefined;
+  // A date without a zone means UTC: books are kept in UTC, not in the server's local time.
+  const withZone = /T|\s/.test(t) && !/(Z|[+-]\d{2}:?\d{2})$/.test(t) ? `${t}Z` : t;
+  const ms = Date.parse(withZone.replace(" ", "T"));
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+const coinIds = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return [] as string[];
+    const parts = v.split(",").map((p) => p.trim());
+    const bad = parts.find((p) => !/^[0-9]+$/.test(p));
+    if (bad !== undefined) {
+      ctx.addIssue({ code: "custom", message: `must be a comma-separated list of numeric coin ids (bad entry: "${bad}")` });
+      return z.NEVER;
+    }
+    return [...new Set(parts)];
+  });
+
+const postgresUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "") return undefined;
+    let url: URL;
+    try {
+      url = new URL(v);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "is not a URL (expected postgresql://user:password@host:port/database)" });
+      return z.NEVER;
+    }
+    if (url.protocol !== "postgresql:" && url.protocol !== "postgres:") {
+      ctx.addIssue({ code: "custom", message: "must start with postgresql://" });
+      return z.NEVER;
+    }
+    return v;
+  });
+
+const redisUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "") return undefined;
+    if (!/^rediss?:\/\//.test(v)) {
+      ctx.addIssue({ code: "custom", message: "must start with redis:// or rediss://" });
+      return z.NEVER;
+    }
+    return v;
+  });
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+export const envSchema = z.object({
+  DATABASE_URL: postgresUrl,
+  REDIS_URL: redisUrl,
+  EXCHANGE_BASE_URL: exchangeBaseUrl,
+  EXCHANGE_API_KEY: optionalText,
+  EXCHANGE_API_SECRET: optionalText,
+  EXCHANGE_API_PASSPHRASE: optionalText,
+  EXCHANGE_LOCALE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : "en-US"))
+    .pipe(z.string().regex(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$/, "must be a locale such as en-US")),
+  ACCOUNT_NAME: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : "default"))
+    .pipe(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
+  SYNC_COIN_IDS: coinIds,
+  BACKFILL_FROM: instant(90 * DAY_MS),
+  SYNC_LOOKBACK_MS: nonNegativeInt(600_000),
+  RATE_LIMIT_IP_WEIGHT: positiveInt(500),
+  RATE_LIMIT_UID_WEIGHT: positiveInt(500),
+  RATE_LIMIT_WINDOW_MS: positiveInt(10_000),
+  EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
+  EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
+  LOG_LEVEL: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.toLowerCase() : "info"))
+    .pipe(z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(", ")}` })),
+});
+
+export type Env = z.output<typeof envSchema>;

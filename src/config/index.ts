@@ -1,0 +1,75 @@
+// Configuration: read the environment once, validate every variable, and hand typed values on.
+import { envSchema, type Env } from "./env-schema.ts";
+
+export { parseInstant } from "./env-schema.ts";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface ExchangeCredentials {
+  apiKey: string;
+  apiSecret: string;
+  passphrase: string;
+}
+
+export interface Config {
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  accountName: string;
+  coinIds: string[];
+  exchange: {
+    baseUrl: string;
+    locale: string;
+    credentials: ExchangeCredentials | undefined;
+    timeoutMs: number;
+    maxAttempts: number;
+  };
+  rateLimit: { ipWeight: number; uidWeight: number; windowMs: number };
+  backfillFromMs: number;
+  lookbackMs: number;
+  logLevel: Env["LOG_LEVEL"];
+}
+
+/** Validates every variable; the error names each bad variable and why. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
+  }
+  const e = parsed.data;
+  const creds = [e.EXCHANGE_API_KEY, e.EXCHANGE_API_SECRET, e.EXCHANGE_API_PASSPHRASE];
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    accountName: e.ACCOUNT_NAME,
+    coinIds: e.SYNC_COIN_IDS,
+    exchange: {
+      baseUrl: e.EXCHANGE_BASE_URL,
+      locale: e.EXCHANGE_LOCALE,
+      credentials: creds.every((c) => c !== undefined)
+        ? { apiKey: e.EXCHANGE_API_KEY!, apiSecret: e.EXCHANGE_API_SECRET!, passphrase: e.EXCHANGE_API_PASSPHRASE! }
+        : undefined,
+      timeoutMs: e.EXCHANGE_TIMEOUT_MS,
+      maxAttempts: e.EXCHANGE_MAX_ATTEMPTS,
+    },
+    rateLimit: { ipWeight: e.RATE_LIMIT_IP_WEIGHT, uidWeight: e.RATE_LIMIT_UID_WEIGHT, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    backfillFromMs: e.BACKFILL_FROM,
+    lookbackMs: e.SYNC_LOOKBACK_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** The database URL, or an error naming the variable (commands that touch Postgres call this). */
+export function requireDatabaseUrl(config: Config): string {
+  if (!config.databaseUrl) throw new ConfigError("DATABASE_URL is required (postgresql://user:password@host:port/database)");
+  return config.databaseUrl;
+}
+
+/** The exchange credentials, or an error naming each missing variable. */
+export function requireCredentials(config: Config, env: NodeJS.ProcessEnv = process.env): ExchangeCredentials {
+  if (config.exchange.credentials) return config.exchange.credentials;
+  const missing = ["EXCHANGE_API_KEY", "EXCHANGE_API_SECRET", "EXCHANGE_API_PASSPHRASE"].filter((n) => !env[n]);
+  throw new ConfigError(`${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} required to call the exchange`);
+}

@@ -1,0 +1,102 @@
+// One bill entry (spec 2.1), validated once where it enters. Tolerant where the spec says so
+// (billId and cTime as string or number, `cTime` or `ctime`, unknown extra fields), strict where
+// it matters: ids are digits, amounts are decimals, the time is a real instant.
+import { stringify } from "lossless-json";
+import { isKnownBusinessType } from "./business-types.ts";
+import { toDecimalText } from "./decimal-text.ts";
+import { isLosslessNumber, toStorableJson, type JsonValue } from "./lossless-json.ts";
+
+export interface Bill {
+  /** Decimal digits exactly as sent. */
+  billId: string;
+  coin: string;
+  symbol: string;
+  businessType: string;
+  amount: string;
+  balance: string;
+  fillFee: string;
+  /** Creation time, epoch milliseconds (always a safe integer). */
+  cTimeMs: number;
+  /** The item as received, numbers a JavaScript reader could not hold exactly turned into strings. */
+  raw: unknown;
+}
+
+export interface RejectedItem {
+  /** The item's JSON text with every number exactly as received. */
+  rawText: string;
+  reason: string;
+  /** Known when the time parsed even though something else did not. */
+  cTimeMs?: number;
+}
+
+export type ItemResult = { ok: true; bill: Bill; unknownBusinessType: boolean } | { ok: false; rejected: RejectedItem };
+
+// Latest instant a JavaScript Date can represent; anything later is not a millisecond timestamp.
+const MAX_DATE_MS = 8_640_000_000_000_000;
+
+export function parseBillItem(item: JsonValue): ItemResult {
+  const rawText = stringify(item) ?? "null";
+  const reject = (reason: string, cTimeMs?: number): ItemResult => ({ ok: false, rejected: { rawText, reason, ...(cTimeMs === undefined ? {} : { cTimeMs }) } });
+  if (item === null || typeof item !== "object" || Array.isArray(item) || isLosslessNumber(item)) return reject("item is not an object");
+  const o = item as { [key: string]: JsonValue };
+
+  const time = readTime(o);
+  if (typeof time === "string") return reject(time);
+
+  const billId = readDigits(o.billId);
+  if (billId === undefined) return reject(`billId ${describe(o.billId)} is not a non-negative integer`, time);
+
+  const fields: Record<"coin" | "symbol" | "businessType", string> = { coin: "", symbol: "", businessType: "" };
+  for (const key of ["coin", "symbol", "businessType"] as const) {
+    const v = o[key];
+    if (typeof v !== "string") return reject(`${key} ${describe(v)} is not a string`, time);
+    fields[key] = v;
+  }
+  if (fields.coin === "") return reject("coin is empty", time);
+  if (fields.businessType === "") return reject("businessType is empty", time);
+
+  const decimals: Record<"amount" | "balance" | "fillFee", string> = { amount: "", balance: "", fillFee: "" };
+  for (const key of ["amount", "balance", "fillFee"] as const) {
+    const v = o[key];
+    const text = typeof v === "string" ? v : isLosslessNumber(v) ? v.value : undefined;
+    if (text === undefined) return reject(`${key} ${describe(v)} is not a decimal`, time);
+    const parsed = toDecimalText(text);
+    if (!parsed.ok) return reject(`${key} "${truncate(text)}" ${parsed.error}`, time);
+    decimals[key] = parsed.text;
+  }
+
+  return {
+    ok: true,
+    unknownBusinessType: !isKnownBusinessType(fields.businessType),
+    bill: { billId, ...fields, ...decimals, cTimeMs: time, raw: toStorableJson(o) },
+  };
+}
+
+/** The creation time from `cTime` (documented) or `ctime` (sample); both present must agree. */
+function readTime(o: { [key: string]: JsonValue }): number | string {
+  const present = (["cTime", "ctime"] as const).filter((k) => o[k] !== undefined);
+  if (present.length === 0) return "neither cTime nor ctime is present";
+  const values = present.map((k) => readDigits(o[k]));
+  const first = values[0];
+  if (first === undefined) return `${present[0]} ${describe(o[present[0]!])} is not a millisecond timestamp`;
+  if (values.length === 2 && values[1] !== first) return `cTime and ctime disagree (${describe(o.cTime)} vs ${describe(o.ctime)})`;
+  const ms = Number(first);
+  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_DATE_MS) return `creation time ${first} is not a valid epoch-millisecond instant`;
+  return ms;
+}
+
+/** Digits of a non-negative integer given as a string or a JSON number; undefined otherwise. */
+function readDigits(v: JsonValue | undefined): string | undefined {
+  const text = typeof v === "string" ? v : isLosslessNumber(v) ? v.value : undefined;
+  return text !== undefined && /^[0-9]{1,78}$/.test(text) ? text : undefined;
+}
+
+function describe(v: JsonValue | undefined): string {
+  if (v === undefined) return "(missing)";
+  if (isLosslessNumber(v)) return truncate(v.value);
+  return truncate(stringify(v) ?? String(v));
+}
+
+function truncate(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+}

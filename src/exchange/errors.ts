@@ -1,0 +1,53 @@
+// Failures of the exchange conversation, each saying what the operator can do about it.
+
+/** The exchange answered with an error that retrying will not fix (auth, validation, permission). */
+export class ExchangeApiError extends Error {
+  override name = "ExchangeApiError";
+  constructor(
+    readonly endpoint: string,
+    readonly status: number,
+    readonly code: string | undefined,
+    readonly exchangeMessage: string,
+  ) {
+    super(`${endpoint}: exchange refused the request (HTTP ${status}${code ? `, code ${code}` : ""}): ${exchangeMessage}${hintFor(code, status)}`);
+  }
+}
+
+/** Retries ran out: the exchange kept failing, timing out or sending bodies we cannot use. */
+export class ExchangeUnavailableError extends Error {
+  override name = "ExchangeUnavailableError";
+  constructor(
+    readonly endpoint: string,
+    readonly attempts: number,
+    readonly lastReason: string,
+  ) {
+    super(`${endpoint}: gave up after ${attempts} attempts; last failure: ${lastReason}`);
+  }
+}
+
+/** A response body that is not what the endpoint promises (nothing from it is written). */
+export class MalformedResponseError extends Error {
+  override name = "MalformedResponseError";
+}
+
+function hintFor(code: string | undefined, status: number): string {
+  switch (code) {
+    case "40008":
+      return " (request timestamp expired: check this machine's clock, e.g. `timedatectl`; the exchange accepts about 30 s of skew)";
+    case "40005":
+      return " (invalid timestamp: check this machine's clock)";
+    case "40006":
+    case "40012":
+      return " (check EXCHANGE_API_KEY, EXCHANGE_API_SECRET and EXCHANGE_API_PASSPHRASE)";
+    case "40009":
+      return " (signature or parameter validation failed: check EXCHANGE_API_SECRET)";
+    case "40014":
+      return " (the API key lacks permission: a read-only key with account read access is enough)";
+    case "40018":
+      return " (this machine's IP is not whitelisted for the API key)";
+    case "40013":
+      return " (the account is frozen)";
+    default:
+      return status === 521 ? " (IP not whitelisted for the API key)" : "";
+  }
+}

@@ -1,0 +1,162 @@
+// The one way ledger-sync talks to the exchange: signed, weight-budgeted, retried, and parsed
+// before anyone sees the result. Endpoint modules (bills-endpoint.ts, ...) build on call().
+import { Agent, request, type Dispatcher } from "undici";
+import type { Logger } from "pino";
+import type { ExchangeCredentials } from "../config/index.ts";
+import { ExchangeApiError, ExchangeUnavailableError, MalformedResponseError } from "./errors.ts";
+import { parseLossless, type JsonValue } from "./lossless-json.ts";
+import { backoffDelay, DEFAULT_BACKOFF, isPermanentExchangeCode, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
+import { sign } from "./sign.ts";
+import { sleep } from "./sleep.ts";
+import type { WeightGate } from "./weight-gate.ts";
+import type { Weight } from "./weights.ts";
+
+export interface ExchangeClientOptions {
+  baseUrl: string;
+  credentials: ExchangeCredentials;
+  locale: string;
+  timeoutMs: number;
+  maxAttempts: number;
+  gate: WeightGate;
+  logger: Logger;
+  backoff?: BackoffOptions;
+  /** Told of every HTTP exchange (metrics). */
+  onResponse?: (event: { endpoint: string; status: number | "error"; durationMs: number }) => void;
+}
+
+export interface ApiCall<T> {
+  /** Short name for logs, errors and metrics, e.g. "bills". */
+  endpoint: string;
+  method: "GET" | "POST";
+  path: string;
+  query?: Record<string, string>;
+  /** Request body; serialised once and signed exactly as sent. */
+  body?: unknown;
+  weight: Weight;
+  /** Validates the parsed body; throws MalformedResponseError when it is not the promised shape. */
+  parse: (json: JsonValue, text: string) => T;
+  signal?: AbortSignal;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
+
+export class ExchangeClient {
+  private readonly dispatcher: Agent;
+  private readonly backoff: BackoffOptions;
+
+  constructor(private readonly opts: ExchangeClientOptions) {
+    this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    // Keep-alive: one TLS handshake for a whole backfill instead of one per page.
+    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 8 });
+  }
+
+  async call<T>(c: ApiCall<T>): Promise<T> {
+    let lastReason = "";
+    for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
+      const outcome = await this.attempt(c);
+      if (outcome.ok) return outcome.value;
+      lastReason = outcome.reason;
+      if (attempt === this.opts.maxAttempts) break;
+      const delay = Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.backoff));
+      // A 429 means the exchange's count is ahead of ours: nobody in this process sends until it passes.
+      if (outcome.rateLimited) this.opts.gate.pauseUntil(Date.now() + delay);
+      this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs: delay, reason: outcome.reason }, "exchange request failed; retrying");
+      await sleep(delay, c.signal);
+    }
+    throw new ExchangeUnavailableError(c.endpoint, this.opts.maxAttempts, lastReason);
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close();
+  }
+
+  private async attempt<T>(c: ApiCall<T>): Promise<Outcome<T>> {
+    const queryString = c.query ? new URLSearchParams(c.query).toString() : "";
+    const body = c.body === undefined ? "" : JSON.stringify(c.body);
+    const permit = await this.opts.gate.acquire(c.weight, c.signal);
+    const started = performance.now();
+    let status: number | "error" = "error";
+    try {
+      // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.
+      const timestamp = String(Date.now());
+      const signature = sign(this.opts.credentials.apiSecret, { timestamp, method: c.method, requestPath: c.path, queryString, body });
+      const url = `${this.opts.baseUrl}${c.path}${queryString ? `?${queryString}` : ""}`;
+      const timeout = AbortSignal.timeout(this.opts.timeoutMs);
+      const res = await request(url, {
+        dispatcher: this.dispatcher,
+        method: c.method,
+        headers: {
+          "ACCESS-KEY": this.opts.credentials.apiKey,
+          "ACCESS-SIGN": signature,
+          "ACCESS-PASSPHRASE": this.opts.credentials.passphrase,
+          "ACCESS-TIMESTAMP": timestamp,
+          locale: this.opts.locale,
+          "Content-Type": "application/json",
+        },
+        body: c.method === "GET" ? undefined : body,
+        signal: c.signal ? AbortSignal.any([c.signal, timeout]) : timeout,
+      });
+      status = res.statusCode;
+      const text = await res.body.text();
+      return this.interpret(c, res, text);
+    } catch (err) {
+      if (err instanceof ExchangeApiError) throw err;
+      c.signal?.throwIfAborted();
+      return { ok: false, reason: describeNetworkError(err, this.opts.timeoutMs) };
+    } finally {
+      permit.settle();
+      this.opts.onResponse?.({ endpoint: c.endpoint, status, durationMs: performance.now() - started });
+    }
+  }
+
+  private interpret<T>(c: ApiCall<T>, res: Dispatcher.ResponseData, text: string): Outcome<T> {
+    const status = res.statusCode;
+    const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
+    if (status === 429) return { ok: false, reason: "HTTP 429 too many requests", retryAfterMs, rateLimited: true };
+    if (status >= 500 && status !== 521) return { ok: false, reason: `HTTP ${status}: ${snippet(text)}`, retryAfterMs };
+    const error = readExchangeError(text);
+    if (status >= 400) throw new ExchangeApiError(c.endpoint, status, error?.code, error?.msg ?? snippet(text));
+    // Some gateways answer 200 with an error body; a permanent code there is as final as a 4xx.
+    if (error && isPermanentExchangeCode(error.code)) throw new ExchangeApiError(c.endpoint, status, error.code, error.msg);
+    const contentType = String(res.headers["content-type"] ?? "");
+    if (!contentType.includes("json")) return { ok: false, reason: `HTTP ${status} with content-type "${contentType}" instead of JSON: ${snippet(text)}` };
+    let json: JsonValue;
+    try {
+      json = parseLossless(text);
+    } catch (err) {
+      return { ok: false, reason: `response is not valid JSON (${(err as Error).message}): ${snippet(text)}` };
+    }
+    try {
+      return { ok: true, value: c.parse(json, text) };
+    } catch (err) {
+      if (err instanceof MalformedResponseError) return { ok: false, reason: `unexpected response shape: ${err.message}` };
+      throw err;
+    }
+  }
+}
+
+/** {code, msg} of an exchange error body, when the text is one. */
+function readExchangeError(text: string): { code: string; msg: string } | undefined {
+  try {
+    const json = parseLossless(text);
+    if (json && typeof json === "object" && !Array.isArray(json) && "code" in json && "msg" in json && !("items" in json)) {
+      return { code: String(json.code ?? ""), msg: String(json.msg ?? "") };
+    }
+  } catch {
+    // not JSON: the caller falls back to a text snippet
+  }
+  return undefined;
+}
+
+function snippet(text: string): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  return oneLine.length > 200 ? `${oneLine.slice(0, 200)}…` : oneLine || "(empty body)";
+}
+
+function describeNetworkError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e?.name === "TimeoutError" || e?.code === "UND_ERR_HEADERS_TIMEOUT" || e?.code === "UND_ERR_BODY_TIMEOUT") {
+    return `no complete response within ${timeoutMs} ms`;
+  }
+  return `network error ${e?.code ?? e?.name ?? ""}: ${e?.message ?? String(err)}`.trim();
+}

@@ -1,0 +1,130 @@
+// Sliding-window weight budgets, enforced on our side so the exchange never has to refuse us.
+//
+// A request is charged from the moment it is sent; when it finishes, its charge is moved to the
+// finish time. The exchange counts a request when it receives it, which lies between the two, so
+// our window always expires a charge no earlier than the exchange's does: no safety margin needed,
+// no matter how the network delays requests.
+import { sleep } from "./sleep.ts";
+import type { Weight } from "./weights.ts";
+
+export interface WeightBudget {
+  ip: number;
+  uid: number;
+  windowMs: number;
+}
+
+/** A charge against the budgets; settle() when the request has finished (successfully or not). */
+export interface Permit {
+  settle(): void;
+}
+
+export interface WeightGate {
+  /** Waits until the cost fits under every budget, then charges it. */
+  acquire(cost: Weight, signal?: AbortSignal): Promise<Permit>;
+  /** After the exchange said "too many requests": send nothing more before this instant. */
+  pauseUntil(epochMs: number): void;
+  /** Weight currently charged inside the window, per budget (for metrics and benchmarks). */
+  used(): Weight;
+}
+
+interface Charge {
+  at: number;
+  ip: number;
+  uid: number;
+}
+
+type Clock = () => number;
+type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+const defaultSleep: Sleep = sleep;
+
+export class SlidingWindowGate implements WeightGate {
+  private readonly charges: Charge[] = [];
+  private pausedUntil = 0;
+  /** Waiters are served in arrival order, so a heavy request is not starved by light ones. */
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly budget: WeightBudget,
+    private readonly clock: Clock = Date.now,
+    private readonly sleep: Sleep = defaultSleep,
+  ) {
+    if (budget.ip <= 0 || budget.uid <= 0 || budget.windowMs <= 0) throw new Error("weight budgets and window must be positive");
+  }
+
+  acquire(cost: Weight, signal?: AbortSignal): Promise<Permit> {
+    if (cost.ip > this.budget.ip || cost.uid > this.budget.uid) {
+      return Promise.reject(new Error(`request weight ${cost.ip}/${cost.uid} exceeds the whole budget ${this.budget.ip}/${this.budget.uid}`));
+    }
+    const turn = this.queue.then(() => this.waitAndCharge(cost, signal));
+    this.queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  pauseUntil(epochMs: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, epochMs);
+  }
+
+  used(): Weight {
+    this.expire(this.clock());
+    return this.sum();
+  }
+
+  private async waitAndCharge(cost: Weight, signal?: AbortSignal): Promise<Permit> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const now = this.clock();
+      this.expire(now);
+      const wait = Math.max(this.pausedUntil - now, this.waitFor(cost, now));
+      if (wait <= 0) {
+        const charge: Charge = { at: Infinity, ip: cost.ip, uid: cost.uid };
+        this.charges.push(charge);
+        return { settle: () => this.settle(charge) };
+      }
+      await this.sleep(wait, signal);
+    }
+  }
+
+  /** In flight charges never expire (at = Infinity) until settled. */
+  private settle(charge: Charge): void {
+    if (charge.at === Infinity) charge.at = this.clock();
+  }
+
+  private expire(now: number): void {
+    // Charges are not ordered by `at` (settling moves them), so filter in place.
+    let w = 0;
+    for (const c of this.charges) if (c.at + this.budget.windowMs > now) this.charges[w++] = c;
+    this.charges.length = w;
+  }
+
+  private sum(): Weight {
+    let ip = 0;
+    let uid = 0;
+    for (const c of this.charges) {
+      ip += c.ip;
+      uid += c.uid;
+    }
+    return { ip, uid };
+  }
+
+  /** Milliseconds until enough charges expire for the cost to fit (0 when it fits now). */
+  private waitFor(cost: Weight, now: number): number {
+    const { ip, uid } = this.sum();
+    if (ip + cost.ip <= this.budget.ip && uid + cost.uid <= this.budget.uid) return 0;
+    // Release charges oldest-expiry first until both budgets have room.
+    const sorted = [...this.charges].sort((a, b) => a.at - b.at);
+    let freeIp = this.budget.ip - ip;
+    let freeUid = this.budget.uid - uid;
+    for (const c of sorted) {
+      if (c.at === Infinity) break; // must wait for an in-flight request to finish first
+      freeIp += c.ip;
+      freeUid += c.uid;
+      if (freeIp >= cost.ip && freeUid >= cost.uid) return c.at + this.budget.windowMs - now + 1;
+    }
+    // Only in-flight requests hold the budget: poll shortly; they settle within the request timeout.
+    return 25;
+  }
+}

@@ -1,0 +1,126 @@
+// Stores one completed window of bills: the bills, their revisions, quarantined items and the
+// advanced cursor, as ONE SQL statement. A single statement is atomic on its own, so the cursor can
+// never move past rows that were not written, and a page costs one database round trip.
+import { createHash } from "node:crypto";
+import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
+import type { Db } from "./prisma.ts";
+
+export interface BillsWindowWrite {
+  accountName: string;
+  stream: string;
+  /** Every bill at or before this instant has now been fetched (epoch ms). */
+  cursorMs: number;
+  bills: Bill[];
+  rejected: RejectedItem[];
+  /** Where rejected items were met (window, filters): stored with them. */
+  context: Record<string, unknown>;
+}
+
+export interface BillsWindowResult {
+  inserted: number;
+  /** Known bill ids whose content changed; the old version went to bill_revisions. */
+  revised: number;
+  /** Rows written or confirmed (inserted + revised + unchanged). */
+  upserted: number;
+  /** Quarantine rows added (a bad item seen before only bumps its counter). */
+  quarantined: number;
+}
+
+// Content columns: a difference in any of them is a revision. Numerics compare as text so that a
+// change of scale ("1.5" -> "1.50") is recorded too: we keep what the exchange sent, digit for digit.
+const CONTENT_DIFFERS = `(b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.created_at_ms)
+  IS DISTINCT FROM (i.coin, i.symbol, i.business_type, i.amount::text, i.balance::text, i.fill_fee::text, i.created_at_ms)`;
+
+const SQL = `
+WITH input AS (
+  SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::bigint[], $10::jsonb[])
+    AS t(bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at_ms, raw)
+),
+changed AS (
+  SELECT b.* FROM bills b JOIN input i ON b.account_name = $1 AND b.bill_id = i.bill_id
+  WHERE ${CONTENT_DIFFERS}
+),
+revisions AS (
+  INSERT INTO bill_revisions (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, replaced_at)
+  SELECT account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, $11
+  FROM changed
+  RETURNING 1
+),
+upserted AS (
+  INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, last_seen_at)
+  SELECT $1, i.bill_id, i.coin, i.symbol, i.business_type, i.amount, i.balance, i.fill_fee,
+         timestamptz 'epoch' + i.created_at_ms * interval '1 millisecond', i.created_at_ms, i.raw, $11, $11
+  FROM input i
+  ON CONFLICT (account_name, bill_id) DO UPDATE SET
+    coin = excluded.coin, symbol = excluded.symbol, business_type = excluded.business_type,
+    amount = excluded.amount, balance = excluded.balance, fill_fee = excluded.fill_fee,
+    created_at = excluded.created_at, created_at_ms = excluded.created_at_ms,
+    -- raw follows the content: a re-encoding of the same bill (number vs string) is not a revision.
+    raw = CASE WHEN (b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.created_at_ms)
+                    IS DISTINCT FROM (excluded.coin, excluded.symbol, excluded.business_type, excluded.amount::text, excluded.balance::text, excluded.fill_fee::text, excluded.created_at_ms)
+               THEN excluded.raw ELSE b.raw END,
+    last_seen_at = excluded.last_seen_at
+  RETURNING (xmax = 0) AS inserted
+),
+quarantined AS (
+  INSERT INTO quarantine AS q (account_name, stream, reason, raw_text, raw_hash, context, first_seen_at, last_seen_at)
+  SELECT $1, $12, r.reason, r.raw_text, r.raw_hash, $16::jsonb, $11, $11
+  FROM unnest($13::text[], $14::text[], $15::text[]) AS r(reason, raw_text, raw_hash)
+  ON CONFLICT (account_name, stream, raw_hash) DO UPDATE SET
+    last_seen_at = excluded.last_seen_at, seen_count = q.seen_count + 1, reason = excluded.reason, context = excluded.context
+  RETURNING (xmax = 0) AS inserted
+),
+cursor AS (
+  INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at)
+  VALUES ($1, $12, $17::bigint, $11)
+  ON CONFLICT (account_name, stream) DO UPDATE SET
+    -- Re-reading the lookback must never move the bookmark backwards.
+    cursor_ms = GREATEST(s.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at
+  RETURNING 1
+)
+SELECT
+  (SELECT count(*) FROM upserted WHERE inserted)::int AS inserted,
+  (SELECT count(*) FROM revisions)::int AS revised,
+  (SELECT count(*) FROM upserted)::int AS upserted,
+  (SELECT count(*) FROM quarantined WHERE inserted)::int AS quarantined,
+  (SELECT count(*) FROM cursor)::int AS cursor_rows
+`;
+
+export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<BillsWindowResult> {
+  const bills = dedupeById(w.bills);
+  const now = new Date();
+  const rows = await db.$queryRawUnsafe<Array<BillsWindowResult & { cursor_rows: number }>>(
+    SQL,
+    w.accountName,
+    bills.map((b) => b.billId),
+    bills.map((b) => b.coin),
+    bills.map((b) => b.symbol),
+    bills.map((b) => b.businessType),
+    bills.map((b) => b.amount),
+    bills.map((b) => b.balance),
+    bills.map((b) => b.fillFee),
+    bills.map((b) => String(b.cTimeMs)),
+    bills.map((b) => JSON.stringify(b.raw)),
+    now,
+    w.stream,
+    w.rejected.map((r) => r.reason),
+    w.rejected.map((r) => r.rawText),
+    w.rejected.map((r) => sha256(r.rawText)),
+    JSON.stringify(w.context),
+    String(w.cursorMs),
+  );
+  const row = rows[0];
+  if (!row || row.cursor_rows !== 1) throw new Error("bills window write returned no result");
+  return { inserted: row.inserted, revised: row.revised, upserted: row.upserted, quarantined: row.quarantined };
+}
+
+/** ON CONFLICT cannot touch one row twice in a statement; the stream already resolved conflicts. */
+function dedupeById(bills: Bill[]): Bill[] {
+  const byId = new Map<string, Bill>();
+  for (const b of bills) byId.set(b.billId, b);
+  return byId.size === bills.length ? bills : [...byId.values()];
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}

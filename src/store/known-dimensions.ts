@@ -1,0 +1,23 @@
+// Coins and symbols already stored for an account: candidate filter values when a single
+// millisecond holds more bills than one page and must be split (streams/bills/millisecond-split.ts).
+import type { Db } from "./prisma.ts";
+
+export interface KnownDimensions {
+  coins: string[];
+  /** Symbols per coin. */
+  symbolsByCoin: Map<string, string[]>;
+}
+
+export async function readKnownDimensions(db: Db, accountName: string): Promise<KnownDimensions> {
+  const rows = await db.$queryRawUnsafe<Array<{ coin: string; symbol: string }>>(
+    "SELECT DISTINCT coin, symbol FROM bills WHERE account_name = $1",
+    accountName,
+  );
+  const symbolsByCoin = new Map<string, string[]>();
+  for (const { coin, symbol } of rows) {
+    const list = symbolsByCoin.get(coin) ?? [];
+    list.push(symbol);
+    symbolsByCoin.set(coin, list);
+  }
+  return { coins: [...symbolsByCoin.keys()], symbolsByCoin };
+}

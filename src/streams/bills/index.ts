@@ -1,0 +1,54 @@
+// Wires the bills stream to the exchange client and the store for one account.
+import type { Logger } from "pino";
+import { BILLS_MAX_LIMIT, fetchBillsPage } from "../../exchange/bills-endpoint.ts";
+import type { ExchangeClient } from "../../exchange/http-client.ts";
+import { commitBillsWindow } from "../../store/bills-window.ts";
+import { readCursor } from "../../store/cursors.ts";
+import { readKnownDimensions } from "../../store/known-dimensions.ts";
+import type { Db } from "../../store/prisma.ts";
+import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
+
+export { BILLS_STREAM, type BillsSyncSummary } from "./bills-stream.ts";
+export { UnsplittableMillisecondError } from "./errors.ts";
+
+export interface BillsAccountSync {
+  db: Db;
+  client: ExchangeClient;
+  logger: Logger;
+  accountName: string;
+  /** Where the first run starts (BACKFILL_FROM). */
+  backfillFromMs: number;
+  /** Each run re-reads this much before the cursor, for bills that appear late (SYNC_LOOKBACK_MS). */
+  lookbackMs: number;
+  /** Sync up to this instant (default: now). */
+  untilMs?: number;
+  /** Explicit start, overriding the cursor (backfill of a chosen range). */
+  fromMs?: number;
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+/** Incremental start: the cursor minus the lookback, or BACKFILL_FROM on the first run. */
+export function incrementalStart(cursorMs: number | undefined, backfillFromMs: number, lookbackMs: number): number {
+  return cursorMs === undefined ? backfillFromMs : Math.max(0, cursorMs + 1 - lookbackMs);
+}
+
+export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSummary> {
+  const cursor = await readCursor(o.db, o.accountName, BILLS_STREAM);
+  const fromMs = o.fromMs ?? incrementalStart(cursor, o.backfillFromMs, o.lookbackMs);
+  const toMs = o.untilMs ?? Date.now();
+  const logger = o.logger.child({ account: o.accountName, stream: BILLS_STREAM });
+  logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
+  const summary = await syncBills(
+    { fromMs, toMs, limit: o.limit ?? BILLS_MAX_LIMIT },
+    {
+      fetchPage: (q) => fetchBillsPage(o.client, q, o.signal),
+      commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM }),
+      knownDimensions: () => readKnownDimensions(o.db, o.accountName),
+      logger,
+      signal: o.signal,
+    },
+  );
+  logger.info(summary, "bills sync finished");
+  return summary;
+}

@@ -1,0 +1,89 @@
+// A single millisecond with a full page (a funding settlement writes one bill per position at one
+// instant) cannot be narrowed in time. It is split by the filters the API offers instead:
+//   1. businessType: the spec lists every value, so these parts are a complete partition (values
+//      outside the list that appear on a page are added);
+//   2. coin, then symbol, within a part that is still full: candidates are every value seen at this
+//      millisecond plus every value already stored for the account (a funding bill's symbol was
+//      traded, so stored, before).
+// Every bill of a full parent page must reappear in one of its parts, else a candidate was missing
+// and we fail. A part that no filter can split further also fails, naming the millisecond.
+import { BUSINESS_TYPES } from "../../exchange/business-types.ts";
+import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
+import type { KnownDimensions } from "../../store/known-dimensions.ts";
+import { UnsplittableMillisecondError } from "./errors.ts";
+import { exactQuery, type ExactBounds } from "./exact-bounds.ts";
+import { isFull, paddedQuery, type FetchPage } from "./fetch-window.ts";
+import type { WindowItems } from "./page-items.ts";
+
+type Filters = Pick<BillsQuery, "coin" | "symbol" | "businessType">;
+
+export interface SplitContext {
+  fetchPage: FetchPage;
+  limit: number;
+  knownDimensions: () => Promise<KnownDimensions>;
+  /** The exchange's measured bound semantics (undefined: unknown, use the padded query). */
+  exactBounds: (samples: BillsPage["bills"]) => Promise<ExactBounds | undefined>;
+}
+
+type Query = (filters: Filters) => BillsQuery;
+
+/** Returns true when the millisecond had to be split by filters (it alone holds a full page). */
+export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems, firstPage: BillsPage): Promise<boolean> {
+  const ms = items.fromMs;
+  const bounds = await ctx.exactBounds(firstPage.bills);
+  const query: Query = bounds ? (f) => exactQuery(ms, bounds, ctx.limit, f) : (f) => paddedQuery(ms, ms, ctx.limit, f);
+  let parentPage = firstPage;
+  if (bounds) {
+    // The padded page may have been full because of a neighbouring millisecond.
+    parentPage = await ctx.fetchPage(query({}));
+    items.add(parentPage);
+    if (!isFull(parentPage, ctx.limit)) return false;
+  }
+  const known = await ctx.knownDimensions();
+  const types = [...new Set<string>([...BUSINESS_TYPES, ...firstPage.unknownBusinessTypes])];
+
+  const bySymbol = (coinFilters: Filters, coinPage: BillsPage) => {
+    const coin = coinFilters.coin!;
+    const symbols = union(items.symbolsByCoin.get(coin) ?? [], known.symbolsByCoin.get(coin) ?? []).filter((s) => s !== "");
+    return splitInto(ctx, query, items, coinPage, symbols.map((symbol) => ({ ...coinFilters, symbol })), async (f) => {
+      throw new UnsplittableMillisecondError(ms, `more than ${ctx.limit} bills share businessType=${f.businessType}, coin=${f.coin}, symbol=${f.symbol}`);
+    });
+  };
+  const byCoin = (typeFilters: Filters, typePage: BillsPage) =>
+    splitInto(ctx, query, items, typePage, union(items.coins, known.coins).map((coin) => ({ ...typeFilters, coin })), bySymbol);
+
+  await splitInto(ctx, query, items, parentPage, types.map((businessType) => ({ businessType })), byCoin);
+  return true;
+}
+
+/**
+ * Fetches each part, recursing into full parts, and returns the ids of in-range bills that the
+ * parts (and their sub-parts) returned. Every in-range bill of the parent page must be among them.
+ */
+async function splitInto(
+  ctx: SplitContext,
+  query: Query,
+  items: WindowItems,
+  parentPage: BillsPage,
+  parts: Filters[],
+  onFull: (filters: Filters, page: BillsPage) => Promise<Set<string>>,
+): Promise<Set<string>> {
+  const returned = new Set<string>();
+  for (const filters of parts) {
+    const page = await ctx.fetchPage(query(filters));
+    for (const id of items.add(page)) returned.add(id);
+    if (isFull(page, ctx.limit)) for (const id of await onFull(filters, page)) returned.add(id);
+  }
+  const missing = parentPage.bills.find((b) => items.inRange(b.cTimeMs) && !returned.has(b.billId));
+  if (missing) {
+    throw new UnsplittableMillisecondError(
+      items.fromMs,
+      `bill ${missing.billId} (businessType=${missing.businessType}, coin=${missing.coin}, symbol=${JSON.stringify(missing.symbol)}) was not returned by any filtered query`,
+    );
+  }
+  return returned;
+}
+
+function union(a: Iterable<string>, b: Iterable<string>): string[] {
+  return [...new Set([...a, ...b])];
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { toDecimalText } from "../../src/exchange/decimal-text.ts";
+
+describe("decimal text", () => {
+  it.each([
+    ["0", "0"],
+    ["-0", "-0"],
+    ["+1.5", "1.5"],
+    ["1.500", "1.500"],
+    [".5", ".5"],
+    ["1e-7", "0.0000001"],
+    ["-1.25E+2", "-125"],
+    ["1".repeat(1000), "1".repeat(1000)],
+  ])("%s -> %s", (input, out) => {
+    expect(toDecimalText(input)).toEqual({ ok: true, text: out });
+  });
+
+  it.each(["", " 1", "1,5", "0x10", "Infinity", "NaN", "1e999999", "--1", "1.2.3", `0.${"1".repeat(16384)}`])("rejects %j", (input) => {
+    expect(toDecimalText(input).ok).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+import fc from "fast-check";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { BUSINESS_TYPES } from "../../../src/exchange/business-types.ts";
+import type { Bill } from "../../../src/exchange/bill-item.ts";
+import { syncBills } from "../../../src/streams/bills/bills-stream.ts";
+import { UnsplittableMillisecondError } from "../../../src/streams/bills/errors.ts";
+import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
+
+const logger = pino({ level: "silent" });
+const behaviours: ModelBehaviour[] = [];
+for (const ordering of ["asc", "desc", "newest-shuffled"] as const)
+  for (const startInclusive of [true, false])
+    for (const endInclusive of [true, false]) behaviours.push({ ordering, startInclusive, endInclusive, sendsHasNextPage: ordering !== "asc" });
+
+async function run(all: Bill[], behaviour: ModelBehaviour, range: { fromMs: number; toMs: number; limit: number }, known: Bill[] = []) {
+  const ex = modelExchange(all, behaviour);
+  const stored = new Map<string, Bill>();
+  const cursors: number[] = [];
+  const summary = await syncBills(range, {
+    fetchPage: ex.fetchPage,
+    commitWindow: async (w) => {
+      for (const b of w.bills) stored.set(b.billId, b);
+      cursors.push(w.cursorMs);
+      return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
+    },
+    knownDimensions: async () => {
+      const src = [...stored.values(), ...known];
+      const symbolsByCoin = new Map<string, string[]>();
+      for (const b of src) symbolsByCoin.set(b.coin, [...new Set([...(symbolsByCoin.get(b.coin) ?? []), b.symbol])]);
+      return { coins: [...symbolsByCoin.keys()], symbolsByCoin };
+    },
+    logger,
+  });
+  return { stored, cursors, summary, calls: ex.calls };
+}
+
+const ids = (bills: Iterable<Bill>) => [...bills].map((b) => b.billId).sort();
+
+describe("bills paging", () => {
+  it.each(behaviours)("fetches exactly the bills in range under %j (property)", async (behaviour) => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5000 }), fc.constantFrom("USDT", "USDC"), fc.constantFrom(...BUSINESS_TYPES.slice(0, 4))), { maxLength: 300 }),
+        fc.integer({ min: 0, max: 2000 }),
+        fc.integer({ min: 2000, max: 5000 }),
+        fc.integer({ min: 2, max: 12 }),
+        async (spec, fromMs, toMs, limit) => {
+          const all = spec.map(([t, coin, businessType], i) => bill(i, t, { coin, businessType, symbol: `cmt_${i % 3}` }));
+          const { stored, cursors } = await run(all, behaviour, { fromMs, toMs, limit });
+          expect(ids(stored.values())).toEqual(ids(all.filter((b) => b.cTimeMs >= fromMs && b.cTimeMs <= toMs)));
+          // The cursor only moves forward, ends at the range end.
+          expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
+          expect(cursors.at(-1)).toBe(toMs);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it.each(behaviours)("splits a same-millisecond burst larger than a page by type, coin and symbol under %j", async (behaviour) => {
+    const all: Bill[] = [];
+    let id = 0;
+    // Positions opened earlier (so their symbols are known), then one funding instant with 250 bills.
+    for (let s = 0; s < 70; s++) all.push(bill(id++, 1000 + s, { symbol: `cmt_s${s}`, coin: s % 2 ? "USDC" : "USDT" }));
+    for (let s = 0; s < 70; s++) for (const side of [0, 1]) if (all.length < 70 + 250) all.push(bill(id++, 5000, { businessType: "position_funding", symbol: `cmt_s${s}`, coin: s % 2 ? "USDC" : "USDT", amount: String(side) }));
+    for (let k = 0; k < 30; k++) all.push(bill(id++, 5000, { businessType: "margin_move_in", symbol: `cmt_s${k}` }));
+    all.push(bill(id++, 4999), bill(id++, 5001)); // neighbours inside the padded query
+    const { stored, summary } = await run(all, behaviour, { fromMs: 0, toMs: 10_000, limit: 100 });
+    expect(ids(stored.values())).toEqual(ids(all));
+    expect(summary.splitMilliseconds).toBe(1);
+  });
+
+  it("fails loudly, naming the millisecond, when no filter can split it", async () => {
+    const all = Array.from({ length: 150 }, (_, i) => bill(i, 7777, { businessType: "position_funding" }));
+    const err = await run(all, behaviours[0]!, { fromMs: 0, toMs: 10_000, limit: 100 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UnsplittableMillisecondError);
+    expect((err as UnsplittableMillisecondError).ms).toBe(7777);
+    expect(String(err)).toMatch(/7777 ms.*position_funding.*USDT.*cmt_btcusdt/);
+  });
+
+  it("fails loudly when a split misses bills whose symbol it cannot filter on", async () => {
+    // 120 deposits at one instant with an empty symbol: symbol="" means "no filter" to the API.
+    const all = Array.from({ length: 120 }, (_, i) => bill(i, 42, { businessType: "deposit", symbol: "" }));
+    await expect(run(all, behaviours[1]!, { fromMs: 0, toMs: 100, limit: 100 })).rejects.toThrow(UnsplittableMillisecondError);
+  });
+
+  it("spends few requests on sparse history: windows grow", async () => {
+    const all = Array.from({ length: 50 }, (_, i) => bill(i, i * 86_400_000));
+    const { stored, summary } = await run(all, behaviours[0]!, { fromMs: 0, toMs: 50 * 86_400_000, limit: 100 });
+    expect(stored.size).toBe(50);
+    expect(summary.requests).toBeLessThan(20);
+  });
+});
