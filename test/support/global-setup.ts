@@ -2,7 +2,7 @@
 // CI (and anyone with a server) sets TEST_DATABASE_URL; otherwise an embedded PostgreSQL is started
 // under .data/test-postgres so that `npm test` works on a fresh machine with nothing installed.
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres, type EmbeddedHandle } from "./embedded-postgres.ts";
+import { startEmbeddedPostgres, type EmbeddedHandle } from "../../src/store/embedded-postgres.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,0 +1,26 @@
+// Read-side summary of the bills table (demo and status output).
+import type { Db } from "./prisma.ts";
+
+export interface BillsSummary {
+  total: number;
+  byType: { coin: string; businessType: string; count: number; amountSum: string }[];
+  balances: { coin: string; balance: string; billId: string; createdAt: string }[];
+  quarantined: number;
+}
+
+export async function summariseBills(db: Db, accountName: string): Promise<BillsSummary> {
+  const byType = await db.$queryRawUnsafe<{ coin: string; businessType: string; count: number; amountSum: string }[]>(
+    `SELECT coin, business_type AS "businessType", count(*)::int AS count, sum(amount)::text AS "amountSum"
+     FROM bills WHERE account_name = $1 GROUP BY coin, business_type ORDER BY coin, business_type`,
+    accountName,
+  );
+  // Latest by (created_at, bill_id): the ledger order within one millisecond follows the id.
+  const balances = await db.$queryRawUnsafe<{ coin: string; balance: string; billId: string; createdAt: string }[]>(
+    `SELECT DISTINCT ON (coin) coin, balance::text AS balance, bill_id AS "billId",
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt"
+     FROM bills WHERE account_name = $1 ORDER BY coin, created_at DESC, bill_id::numeric DESC`,
+    accountName,
+  );
+  const quarantined = await db.quarantine.count({ where: { accountName } });
+  return { total: byType.reduce((n, r) => n + r.count, 0), byType, balances, quarantined };
+}

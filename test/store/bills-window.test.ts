@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bill } from "../../src/exchange/bill-item.ts";
+import { commitBillsWindow } from "../../src/store/bills-window.ts";
+import { readCursor } from "../../src/store/cursors.ts";
+import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+
+let t: MigratedDb;
+beforeAll(async () => {
+  t = await createMigratedDb();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const bill = (id: string, over: Partial<Bill> = {}): Bill => ({
+  billId: id,
+  coin: "USDT",
+  symbol: "cmt_btcusdt",
+  businessType: "position_close_long",
+  amount: "-12.34500000",
+  balance: "123456789012345678901234567890.123456789012345678901234567890",
+  fillFee: "0.00000001",
+  cTimeMs: 1700000000123,
+  raw: { billId: id, extra: { nested: [1, "x"] } },
+  ...over,
+});
+
+const write = (bills: Bill[], cursorMs: number, rejected: { rawText: string; reason: string }[] = []) =>
+  commitBillsWindow(t.db, { accountName: "acct", stream: "bills", cursorMs, bills, rejected, context: { fromMs: 0, toMs: cursorMs } });
+
+describe("committing a bills window", () => {
+  it("stores every decimal digit for digit, ids above 2^64, times exact, raw as jsonb", async () => {
+    const id = "98765432109876543210987654321";
+    const r = await write([bill(id)], 1700000000200);
+    expect(r).toEqual({ inserted: 1, revised: 0, upserted: 1, quarantined: 0 });
+    const rows = await t.db.$queryRawUnsafe<Record<string, string>[]>(
+      "SELECT bill_id, amount::text, balance::text, fill_fee::text, created_at_ms::text, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') AS created_at, raw::text FROM bills WHERE bill_id = $1",
+      id,
+    );
+    expect(rows[0]).toEqual({
+      bill_id: id,
+      amount: "-12.34500000",
+      balance: "123456789012345678901234567890.123456789012345678901234567890",
+      fill_fee: "0.00000001",
+      created_at_ms: "1700000000123",
+      created_at: "2023-11-14 22:13:20.123",
+      raw: `{"extra": {"nested": [1, "x"]}, "billId": "${id}"}`,
+    });
+    expect(await readCursor(t.db, "acct", "bills")).toBe(1700000000200);
+  });
+
+  it("writes nothing new when the same window is written again, and never moves the cursor back", async () => {
+    const r = await write([bill("5001"), bill("5002")], 1700000000300);
+    expect(r.inserted).toBe(2);
+    const again = await write([bill("5001"), bill("5002")], 1700000000250);
+    expect(again).toEqual({ inserted: 0, revised: 0, upserted: 2, quarantined: 0 });
+    expect(await readCursor(t.db, "acct", "bills")).toBe(1700000000300);
+    expect(await t.db.billRevision.count()).toBe(0);
+  });
+
+  it("keeps the old version in bill_revisions when the exchange changes a known bill", async () => {
+    await write([bill("6001", { amount: "1.5" })], 1700000000400);
+    const r = await write([bill("6001", { amount: "1.50", raw: { changed: true } })], 1700000000400);
+    expect(r).toMatchObject({ inserted: 0, revised: 1 });
+    const current = await t.db.$queryRawUnsafe<{ amount: string; raw: unknown }[]>("SELECT amount::text, raw FROM bills WHERE bill_id = '6001'");
+    expect(current[0]).toEqual({ amount: "1.50", raw: { changed: true } });
+    const old = await t.db.$queryRawUnsafe<{ amount: string }[]>("SELECT amount::text FROM bill_revisions WHERE bill_id = '6001'");
+    expect(old).toEqual([{ amount: "1.5" }]);
+  });
+
+  it("a re-encoded but identical bill is not a revision and keeps its first raw", async () => {
+    await write([bill("7001", { raw: { billId: 7001 } })], 1700000000500);
+    const r = await write([bill("7001", { raw: { billId: "7001" } })], 1700000000500);
+    expect(r.revised).toBe(0);
+    const rows = await t.db.$queryRawUnsafe<{ raw: unknown }[]>("SELECT raw FROM bills WHERE bill_id = '7001'");
+    expect(rows[0]?.raw).toEqual({ billId: 7001 });
+  });
+
+  it("quarantines rejected items once, counting repeats, with their context", async () => {
+    const bad = { rawText: '{"billId":"x"}', reason: "billId \"x\" is not a non-negative integer" };
+    expect((await write([], 1700000000600, [bad])).quarantined).toBe(1);
+    expect((await write([], 1700000000600, [bad])).quarantined).toBe(0);
+    const rows = await t.db.quarantine.findMany();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ rawText: bad.rawText, reason: bad.reason, seenCount: 2, stream: "bills", context: { fromMs: 0, toMs: 1700000000600 } });
+  });
+
+  it("refuses a non-digit bill id at the database too (CHECK constraint)", async () => {
+    await expect(write([bill("12a")], 1)).rejects.toThrow(/bills_bill_id_digits/);
+  });
+});
