@@ -1,0 +1,80 @@
+// Normal (non-fault) handling of one request: routing, authentication, weight limits, then the
+// endpoint. Pure with respect to HTTP: it returns the reply; server.ts writes it.
+import { accountRecordJson, coinOfId, parseCoinId } from "./account.ts";
+import { checkAuth, type SignedRequest } from "./auth.ts";
+import { encodeBillsPage } from "./encode.ts";
+import { TOO_MANY_REQUESTS_BODY } from "./faults.ts";
+import type { WeightLimiter } from "./limits.ts";
+import type { Prng } from "./prng.ts";
+import { parseBillsQuery, selectBills, type FilterIndexes } from "./query.ts";
+import type { BillStore } from "./store.ts";
+import { ACCOUNT_PATH, BILLS_PATH, WEIGHTS, type Ordering, type SandboxCredentials } from "./types.ts";
+
+export interface Reply {
+  status: number;
+  body: string;
+  contentType: string;
+  headers?: Record<string, string>;
+}
+
+export interface HandlerContext {
+  store: BillStore;
+  indexes: FilterIndexes;
+  limiter: WeightLimiter;
+  shuffleRng: Prng;
+  credentials: SandboxCredentials;
+  toleranceMs: number;
+  ordering: Ordering;
+  startInclusive: boolean;
+  endInclusive: boolean;
+  onRateLimited(): void;
+}
+
+export interface IncomingCall extends SignedRequest {
+  ip: string;
+}
+
+const JSON_TYPE = "application/json";
+
+export function errorReply(status: number, code: string, msg: string): Reply {
+  return { status, body: JSON.stringify({ code, msg, requestTime: Date.now() }), contentType: JSON_TYPE };
+}
+
+/** `charge` is false for a "truncated" fault: the body is produced but no weight is consumed. */
+export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean): Reply {
+  const endpoint =
+    call.method === "POST" && call.path === BILLS_PATH ? "bills" : call.method === "GET" && call.path === ACCOUNT_PATH ? "account" : null;
+  if (endpoint === null) return errorReply(404, "404", `Not Found: ${call.method} ${call.path}`);
+  const now = Date.now();
+  const authError = checkAuth(call, ctx.credentials, ctx.toleranceMs, now);
+  if (authError !== null) return errorReply(400, authError.code, authError.msg);
+  if (charge) {
+    const w = WEIGHTS[endpoint];
+    if (!ctx.limiter.tryConsume(call.ip, ctx.credentials.apiKey, w.ip, w.uid, now)) {
+      ctx.onRateLimited();
+      return { status: 429, body: TOO_MANY_REQUESTS_BODY, contentType: JSON_TYPE };
+    }
+  }
+  return endpoint === "bills" ? bills(ctx, call) : account(ctx, call);
+}
+
+function bills(ctx: HandlerContext, call: IncomingCall): Reply {
+  const q = parseBillsQuery(call.body.toString("utf8"));
+  if (!q.ok) return errorReply(400, "40009", q.msg);
+  const sel = selectBills(ctx.store, ctx.indexes, q.value, ctx);
+  return { status: 200, body: encodeBillsPage(ctx.store, sel.positions, sel.hasNextPage), contentType: JSON_TYPE };
+}
+
+function account(ctx: HandlerContext, call: IncomingCall): Reply {
+  const coinId = parseCoinId(new URLSearchParams(call.query));
+  if (coinId === null) return errorReply(400, "40009", "coinId is required and must be an integer");
+  const coin = coinOfId(coinId);
+  return { status: 200, body: accountRecordJson(coinId, coin === undefined ? undefined : latestBalance(ctx.store, coin), Date.now()), contentType: JSON_TYPE };
+}
+
+function latestBalance(store: BillStore, coin: string): string | undefined {
+  const code = store.coins.find(coin);
+  if (code === undefined) return undefined;
+  for (let i = store.length - 1; i >= 0; i--) if (store.coinCodes[i] === code) return store.balances[i];
+  return undefined;
+}

@@ -1,0 +1,177 @@
+// Bill history query: validation of the request body, filtering, ordering and selection.
+// Time windows are found by binary search on the time-sorted store; field filters (coin,
+// symbol, businessType) use a per-combination position index, built once on first use (O(n))
+// and then searched in O(log n + k). Indexes are dropped when a bill is inserted.
+import type { Prng } from "./prng.ts";
+import { businessTypeIndex, type BillStore } from "./store.ts";
+import type { Ordering } from "./types.ts";
+
+export interface BillsQuery {
+  coin: string | null;
+  symbol: string | null;
+  businessType: string | null;
+  startTime: number | null;
+  endTime: number | null;
+  limit: number;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; msg: string };
+
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
+
+function isAbsent(v: unknown): boolean {
+  return v === undefined || v === null || v === "";
+}
+
+function text(body: Record<string, unknown>, key: string): Parsed<string | null> {
+  const v = body[key];
+  if (isAbsent(v)) return { ok: true, value: null };
+  if (typeof v !== "string") return { ok: false, msg: `${key} must be a string` };
+  return { ok: true, value: v };
+}
+
+/** An integer given as a JSON number or a numeric string. */
+function integer(body: Record<string, unknown>, key: string): Parsed<number | null> {
+  const v = body[key];
+  if (isAbsent(v)) return { ok: true, value: null };
+  const n = typeof v === "number" ? v : typeof v === "string" && /^-?\d{1,16}$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n)) return { ok: false, msg: `${key} must be an integer` };
+  return { ok: true, value: n };
+}
+
+export function parseBillsQuery(raw: string): Parsed<BillsQuery> {
+  let body: unknown = {};
+  if (raw.trim() !== "") {
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return { ok: false, msg: "request body is not valid JSON" };
+    }
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return { ok: false, msg: "request body must be a JSON object" };
+  const b = body as Record<string, unknown>;
+  const coin = text(b, "coin");
+  if (!coin.ok) return coin;
+  const symbol = text(b, "symbol");
+  if (!symbol.ok) return symbol;
+  const businessType = text(b, "businessType");
+  if (!businessType.ok) return businessType;
+  if (businessType.value !== null && businessTypeIndex(businessType.value) === undefined) {
+    return { ok: false, msg: `businessType ${JSON.stringify(businessType.value)} is not supported` };
+  }
+  const startTime = integer(b, "startTime");
+  if (!startTime.ok) return startTime;
+  const endTime = integer(b, "endTime");
+  if (!endTime.ok) return endTime;
+  const limit = integer(b, "limit");
+  if (!limit.ok) return limit;
+  const lim = limit.value ?? DEFAULT_LIMIT;
+  if (lim < 1 || lim > MAX_LIMIT) return { ok: false, msg: `limit must be an integer between 1 and ${MAX_LIMIT}` };
+  return {
+    ok: true,
+    value: { coin: coin.value, symbol: symbol.value, businessType: businessType.value, startTime: startTime.value, endTime: endTime.value, limit: lim },
+  };
+}
+
+export interface SelectOptions {
+  ordering: Ordering;
+  startInclusive: boolean;
+  endInclusive: boolean;
+  shuffleRng: Prng;
+}
+
+export interface Selection {
+  positions: number[];
+  hasNextPage: boolean;
+}
+
+/** Cap on cached index entries in total (4 bytes each): ~16 MB, whatever the filters asked. */
+const MAX_CACHED_ENTRIES = 4_000_000;
+
+/** Positions (ascending) of the bills matching a field-filter combination, cached per store version. */
+export class FilterIndexes {
+  private version = -1;
+  private readonly cache = new Map<string, Int32Array>();
+  private entries = 0;
+
+  constructor(private readonly store: BillStore) {}
+
+  get(coin: number, symbol: number, type: number): Int32Array {
+    const s = this.store;
+    if (s.version !== this.version) {
+      this.cache.clear();
+      this.entries = 0;
+      this.version = s.version;
+    }
+    const key = `${coin}|${symbol}|${type}`;
+    let idx = this.cache.get(key);
+    if (idx === undefined) {
+      const out: number[] = [];
+      for (let i = 0; i < s.length; i++) {
+        if (coin >= 0 && s.coinCodes[i] !== coin) continue;
+        if (symbol >= 0 && s.symbolCodes[i] !== symbol) continue;
+        if (type >= 0 && s.typeCodes[i] !== type) continue;
+        out.push(i);
+      }
+      idx = Int32Array.from(out);
+      // Evict oldest first until the new index fits.
+      for (const [k, v] of this.cache) {
+        if (this.entries + idx.length <= MAX_CACHED_ENTRIES) break;
+        this.cache.delete(k);
+        this.entries -= v.length;
+      }
+      this.cache.set(key, idx);
+      this.entries += idx.length;
+    }
+    return idx;
+  }
+}
+
+/** First j in [0, idx.length) whose bill time is >= t (strict: > t). */
+function bound(store: BillStore, idx: Int32Array, t: number, strict: boolean): number {
+  let lo = 0;
+  let hi = idx.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = store.times[idx[mid] as number] as number;
+    if (v < t || (strict && v === t)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export function selectBills(store: BillStore, indexes: FilterIndexes, q: BillsQuery, o: SelectOptions): Selection {
+  const coin = q.coin === null ? -1 : (store.coins.find(q.coin) ?? -2);
+  const symbol = q.symbol === null ? -1 : (store.symbols.find(q.symbol) ?? -2);
+  const type = q.businessType === null ? -1 : (businessTypeIndex(q.businessType) as number);
+  if (coin === -2 || symbol === -2) return { positions: [], hasNextPage: false };
+  const filtered = coin >= 0 || symbol >= 0 || type >= 0;
+  const idx = filtered ? indexes.get(coin, symbol, type) : null;
+  const size = idx === null ? store.length : idx.length;
+  const at = (j: number): number => (idx === null ? j : (idx[j] as number));
+  // Window [lo, hi) in index space; inclusivity decides which side of equal times we cut.
+  let lo = 0;
+  let hi = size;
+  if (q.startTime !== null) {
+    lo = idx === null
+      ? (o.startInclusive ? store.lowerBound(q.startTime) : store.upperBound(q.startTime))
+      : bound(store, idx, q.startTime, !o.startInclusive);
+  }
+  if (q.endTime !== null) {
+    hi = idx === null
+      ? (o.endInclusive ? store.upperBound(q.endTime) : store.lowerBound(q.endTime))
+      : bound(store, idx, q.endTime, o.endInclusive);
+  }
+  if (hi <= lo) return { positions: [], hasNextPage: false };
+  const count = hi - lo;
+  const take = Math.min(q.limit, count);
+  const positions: number[] = [];
+  if (o.ordering === "asc") {
+    for (let j = lo; j < lo + take; j++) positions.push(at(j));
+  } else {
+    for (let j = hi - 1; j >= hi - take; j--) positions.push(at(j));
+    if (o.ordering === "newest-shuffled") o.shuffleRng.shuffle(positions);
+  }
+  return { positions, hasNextPage: count > take };
+}

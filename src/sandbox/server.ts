@@ -1,0 +1,182 @@
+// The sandbox exchange: a real node:http server on loopback serving both endpoints of the API
+// over generated history, with switches for the behaviours the spec leaves open (ordering,
+// range inclusivity, same-millisecond bursts, faults, weight limits). See README.md.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { appendBill } from "./append.ts";
+import { FaultInjector, htmlErrorPage, TOO_MANY_REQUESTS_BODY, WRONG_CONTENT_PAGE } from "./faults.ts";
+import { errorReply, handle, type HandlerContext, type IncomingCall, type Reply } from "./handlers.ts";
+import { generateHistory } from "./history.ts";
+import { WeightLimiter } from "./limits.ts";
+import { Prng } from "./prng.ts";
+import { FilterIndexes } from "./query.ts";
+import { ACCOUNT_PATH, BILLS_PATH, DEFAULT_SANDBOX_CREDENTIALS, type FaultKind, type Sandbox, type SandboxOptions, type SandboxStats } from "./types.ts";
+
+const DAY_MS = 86_400_000;
+const MAX_BODY_BYTES = 64 * 1024;
+const ORDERINGS = ["asc", "desc", "newest-shuffled"];
+
+function emptyStats(): SandboxStats {
+  return { requests: 0, byStatus: {}, faultsInjected: 0, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0 };
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const now = Date.now();
+  const seed = options.seed ?? 1;
+  const ordering = options.ordering ?? "desc";
+  if (!ORDERINGS.includes(ordering)) throw new Error(`sandbox: unknown ordering ${JSON.stringify(ordering)}`);
+  const history = generateHistory({
+    seed,
+    billCount: options.billCount ?? 5000,
+    startMs: options.startMs ?? now - 30 * DAY_MS,
+    endMs: options.endMs ?? now,
+    bursts: options.bursts ?? 0,
+    burstSize: options.burstSize ?? 150,
+    unsplittableBurst: options.unsplittableBurst ?? false,
+  });
+  const store = history.store;
+  const limiter = new WeightLimiter(options.limits === undefined ? { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } : options.limits);
+  const faults = new FaultInjector(seed, options.faults);
+  const stallMs = options.stallMs ?? 2000;
+  const log = options.log;
+  let stats = emptyStats();
+  const ctx: HandlerContext = {
+    store,
+    indexes: new FilterIndexes(store),
+    limiter,
+    shuffleRng: new Prng(seed, "shuffle"),
+    credentials: options.credentials ?? DEFAULT_SANDBOX_CREDENTIALS,
+    toleranceMs: options.timestampToleranceMs ?? 30_000,
+    ordering,
+    startInclusive: options.startInclusive ?? true,
+    endInclusive: options.endInclusive ?? true,
+    onRateLimited: () => void stats.rateLimited++,
+  };
+  const stalls = new Set<NodeJS.Timeout>();
+
+  const count = (status: string): void => {
+    stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+  };
+  const finish = (call: IncomingCall, started: number, outcome: string, fault: FaultKind | null): void => {
+    count(outcome);
+    log?.(`${call.method} ${call.path}${call.query === "" ? "" : "?" + call.query} -> ${outcome} ${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`);
+  };
+  const send = (res: ServerResponse, call: IncomingCall, started: number, reply: Reply, fault: FaultKind | null): void => {
+    const body = Buffer.from(reply.body, "utf8");
+    res.writeHead(reply.status, { "Content-Type": `${reply.contentType}; charset=utf-8`, "Content-Length": body.length, ...reply.headers });
+    res.end(body);
+    finish(call, started, String(reply.status), fault);
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
+    const started = Date.now();
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const call: IncomingCall = {
+      method: req.method ?? "GET",
+      path: q < 0 ? url : url.slice(0, q),
+      query: q < 0 ? "" : url.slice(q + 1),
+      body,
+      headers: req.headers,
+      ip: req.socket.remoteAddress ?? "unknown",
+    };
+    stats.requests++;
+    if (call.path === BILLS_PATH) stats.billsRequests++;
+    else if (call.path === ACCOUNT_PATH) stats.accountRequests++;
+    const fault = faults.decide();
+    if (fault !== null) stats.faultsInjected++;
+    switch (fault) {
+      case null:
+        return send(res, call, started, handle(ctx, call, true), null);
+      case "429":
+      case "429-retry-after":
+        return send(res, call, started, {
+          status: 429,
+          body: TOO_MANY_REQUESTS_BODY,
+          contentType: "application/json",
+          ...(fault === "429-retry-after" ? { headers: { "Retry-After": "1" } } : {}),
+        }, fault);
+      case "500-html":
+      case "502-html":
+      case "503-html": {
+        const status = Number(fault.slice(0, 3));
+        return send(res, call, started, { status, body: htmlErrorPage(status), contentType: "text/html" }, fault);
+      }
+      case "wrong-content-type":
+        return send(res, call, started, { status: 200, body: WRONG_CONTENT_PAGE, contentType: "text/html" }, fault);
+      case "truncated": {
+        // The real answer (no weight charged), cut roughly in half with a matching
+        // Content-Length: the HTTP exchange completes; the JSON does not parse.
+        const full = handle(ctx, call, false).body;
+        return send(res, call, started, { status: 200, body: full.slice(0, Math.max(1, Math.floor(full.length / 2))), contentType: "application/json" }, fault);
+      }
+      case "stall": {
+        const timer = setTimeout(() => {
+          stalls.delete(timer);
+          if (!res.destroyed) send(res, call, started, handle(ctx, call, true), fault);
+        }, stallMs);
+        stalls.add(timer);
+        return;
+      }
+      case "reset":
+        req.socket.resetAndDestroy();
+        return finish(call, started, "reset", fault);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooBig = false;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) tooBig = true;
+      else chunks.push(c);
+    });
+    req.on("error", () => undefined);
+    req.on("end", () => {
+      if (tooBig) {
+        const r = errorReply(413, "40009", "request body too large");
+        res.writeHead(r.status, { "Content-Type": "application/json; charset=utf-8" }).end(r.body);
+        return;
+      }
+      onRequest(req, res, Buffer.concat(chunks));
+    });
+  });
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  let closing: Promise<void> | null = null;
+
+  return {
+    url,
+    truth: () => {
+      const out = new Array(store.length);
+      for (let i = 0; i < store.length; i++) out[i] = store.bill(i);
+      return out;
+    },
+    appendBill: (bill = {}) => appendBill(history, bill, Date.now()),
+    setFaults: (config) => faults.set(config),
+    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid }),
+    resetStats: () => {
+      stats = emptyStats();
+      limiter.resetStats();
+    },
+    close: () => {
+      closing ??= new Promise<void>((resolve, reject) => {
+        for (const t of stalls) clearTimeout(t);
+        stalls.clear();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+// Column store of the bill history. A million bills as objects would cost ~250 bytes each;
+// typed columns plus three string columns keep it near ~100 bytes, and the time column, kept
+// sorted by (cTimeMs, billId), is what the binary searches of query.ts run on.
+import { BUSINESS_TYPES, type SandboxBill } from "./types.ts";
+
+const TYPE_INDEX = new Map<string, number>(BUSINESS_TYPES.map((t, i) => [t, i]));
+
+export function businessTypeIndex(type: string): number | undefined {
+  return TYPE_INDEX.get(type);
+}
+
+/** Interning table: small integer codes for coins and symbols. */
+class Names {
+  readonly list: string[] = [];
+  private readonly index = new Map<string, number>();
+  code(name: string): number {
+    let c = this.index.get(name);
+    if (c === undefined) {
+      c = this.list.length;
+      this.list.push(name);
+      this.index.set(name, c);
+    }
+    return c;
+  }
+  find(name: string): number | undefined {
+    return this.index.get(name);
+  }
+}
+
+export interface BillRow {
+  timeMs: number;
+  id: bigint;
+  coin: number;
+  symbol: number;
+  type: number;
+  /** Encoding flags, see encode.ts. Stored so a bill is always encoded the same way. */
+  enc: number;
+  amount: string;
+  balance: string;
+  fillFee: string;
+}
+
+export class BillStore {
+  length = 0;
+  times: Float64Array;
+  ids: BigInt64Array;
+  coinCodes: Uint8Array;
+  symbolCodes: Uint16Array;
+  typeCodes: Uint8Array;
+  enc: Uint8Array;
+  amounts: string[];
+  balances: string[];
+  fees: string[];
+  readonly coins = new Names();
+  readonly symbols = new Names();
+  /** Bumped on every insert; filter indexes built for an older version are discarded. */
+  version = 0;
+  private maxIdValue = 0n;
+
+  constructor(capacity: number) {
+    const cap = Math.max(16, capacity);
+    this.times = new Float64Array(cap);
+    this.ids = new BigInt64Array(cap);
+    this.coinCodes = new Uint8Array(cap);
+    this.symbolCodes = new Uint16Array(cap);
+    this.typeCodes = new Uint8Array(cap);
+    this.enc = new Uint8Array(cap);
+    this.amounts = [];
+    this.balances = [];
+    this.fees = [];
+  }
+
+  private grow(): void {
+    const cap = this.times.length * 2;
+    const g = <T extends Float64Array | BigInt64Array | Uint8Array | Uint16Array>(a: T, make: (n: number) => T): T => {
+      const b = make(cap);
+      b.set(a as never);
+      return b;
+    };
+    this.times = g(this.times, (n) => new Float64Array(n));
+    this.ids = g(this.ids, (n) => new BigInt64Array(n));
+    this.coinCodes = g(this.coinCodes, (n) => new Uint8Array(n));
+    this.symbolCodes = g(this.symbolCodes, (n) => new Uint16Array(n));
+    this.typeCodes = g(this.typeCodes, (n) => new Uint8Array(n));
+    this.enc = g(this.enc, (n) => new Uint8Array(n));
+  }
+
+  private write(i: number, r: BillRow): void {
+    if (r.id > this.maxIdValue) this.maxIdValue = r.id;
+    this.times[i] = r.timeMs;
+    this.ids[i] = r.id;
+    this.coinCodes[i] = r.coin;
+    this.symbolCodes[i] = r.symbol;
+    this.typeCodes[i] = r.type;
+    this.enc[i] = r.enc;
+    this.amounts[i] = r.amount;
+    this.balances[i] = r.balance;
+    this.fees[i] = r.fillFee;
+  }
+
+  /** Appends in order; the generator guarantees (timeMs, id) is increasing. Positional
+   *  arguments rather than a row object: this runs a million times at start-up. */
+  push(timeMs: number, id: bigint, coin: number, symbol: number, type: number, enc: number, amount: string, balance: string, fillFee: string): void {
+    if (this.length === this.times.length) this.grow();
+    const i = this.length++;
+    if (id > this.maxIdValue) this.maxIdValue = id;
+    this.times[i] = timeMs;
+    this.ids[i] = id;
+    this.coinCodes[i] = coin;
+    this.symbolCodes[i] = symbol;
+    this.typeCodes[i] = type;
+    this.enc[i] = enc;
+    this.amounts.push(amount);
+    this.balances.push(balance);
+    this.fees.push(fillFee);
+  }
+
+  /** Inserts keeping the (timeMs, id) order; O(n) shift, fine for occasional late bills. */
+  insertAt(pos: number, r: BillRow): void {
+    if (this.length === this.times.length) this.grow();
+    const n = this.length;
+    this.times.copyWithin(pos + 1, pos, n);
+    this.ids.copyWithin(pos + 1, pos, n);
+    this.coinCodes.copyWithin(pos + 1, pos, n);
+    this.symbolCodes.copyWithin(pos + 1, pos, n);
+    this.typeCodes.copyWithin(pos + 1, pos, n);
+    this.enc.copyWithin(pos + 1, pos, n);
+    this.amounts.splice(pos, 0, r.amount);
+    this.balances.splice(pos, 0, r.balance);
+    this.fees.splice(pos, 0, r.fillFee);
+    this.length = n + 1;
+    this.write(pos, r);
+    this.version++;
+  }
+
+  /** First position whose time is >= t. */
+  lowerBound(t: number, from = 0, to = this.length): number {
+    let lo = from;
+    let hi = to;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.times[mid] as number) < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First position whose time is > t. */
+  upperBound(t: number, from = 0, to = this.length): number {
+    let lo = from;
+    let hi = to;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((this.times[mid] as number) <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  coinAt(i: number): string {
+    return this.coins.list[this.coinCodes[i] as number] as string;
+  }
+  symbolAt(i: number): string {
+    return this.symbols.list[this.symbolCodes[i] as number] as string;
+  }
+  typeAt(i: number): string {
+    return BUSINESS_TYPES[this.typeCodes[i] as number] as string;
+  }
+
+  bill(i: number): SandboxBill {
+    return {
+      billId: (this.ids[i] as bigint).toString(),
+      coin: this.coinAt(i),
+      symbol: this.symbolAt(i),
+      businessType: this.typeAt(i),
+      amount: this.amounts[i] as string,
+      balance: this.balances[i] as string,
+      fillFee: this.fees[i] as string,
+      cTimeMs: this.times[i] as number,
+    };
+  }
+
+  maxId(): bigint {
+    return this.maxIdValue;
+  }
+}
