@@ -1,0 +1,38 @@
+// The ledger-sync command line. Every failure ends as one line on stderr and a documented exit code.
+import { Command, CommanderError } from "commander";
+import { ConfigError } from "../config/index.ts";
+import { registerDemo } from "./commands/demo.ts";
+import { registerMigrate } from "./commands/migrate.ts";
+import { registerSandbox } from "./commands/sandbox.ts";
+import { registerSync } from "./commands/sync.ts";
+import { CliExit, EXIT } from "./exit-codes.ts";
+
+const program = new Command("ledger-sync")
+  .description("Keeps an exact PostgreSQL copy of a perpetual-contract exchange account's books.\nConfiguration comes from environment variables: see README.md.")
+  .showHelpAfterError()
+  .exitOverride();
+
+registerMigrate(program);
+registerSync(program);
+registerSandbox(program);
+registerDemo(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.exitCode = exitCodeFor(err);
+  if (!(err instanceof CommanderError)) process.stderr.write(`ledger-sync: ${oneLine(err)}\n`);
+}
+
+function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  if (err instanceof CliExit) return err.code;
+  if (err instanceof ConfigError) return EXIT.usage;
+  if (err instanceof Error && /interrupted by SIG/.test(err.message)) return EXIT.interrupted;
+  return EXIT.failed;
+}
+
+function oneLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/\s*\n\s*/g, " ");
+}

@@ -1,0 +1,58 @@
+// Runs the bills stream against a sandbox exchange and compares the database with its truth.
+import { pino } from "pino";
+import { ExchangeClient } from "../../src/exchange/http-client.ts";
+import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
+import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, type SandboxBill } from "../../src/sandbox/index.ts";
+import type { Db } from "../../src/store/prisma.ts";
+import { syncAccountBills, type BillsSyncSummary } from "../../src/streams/bills/index.ts";
+
+export interface SyncOptions {
+  fromMs?: number;
+  untilMs?: number;
+  lookbackMs?: number;
+  budget?: { ip: number; uid: number; windowMs: number };
+  timeoutMs?: number;
+}
+
+export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: string, o: SyncOptions = {}): Promise<BillsSyncSummary> {
+  const client = new ExchangeClient({
+    baseUrl: sandbox.url,
+    credentials: DEFAULT_SANDBOX_CREDENTIALS,
+    locale: "en-US",
+    timeoutMs: o.timeoutMs ?? 5000,
+    maxAttempts: 8,
+    backoff: { baseMs: 20, maxMs: 500 },
+    // Default: no client-side budget (the sandbox in these tests has its limits off).
+    gate: new SlidingWindowGate(o.budget ?? { ip: 1e9, uid: 1e9, windowMs: 1000 }),
+    logger: pino({ level: "silent" }),
+  });
+  try {
+    return await syncAccountBills({
+      db,
+      client,
+      logger: pino({ level: "silent" }),
+      accountName,
+      backfillFromMs: o.fromMs ?? sandbox.truth()[0]!.cTimeMs,
+      lookbackMs: o.lookbackMs ?? 600_000,
+      ...(o.untilMs === undefined ? {} : { untilMs: o.untilMs }),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+type Row = { billId: string; coin: string; symbol: string; businessType: string; amount: string; balance: string; fillFee: string; cTimeMs: string };
+
+/** The account's bills as stored, in the same shape and order as the sandbox's truth. */
+export async function storedBills(db: Db, accountName: string): Promise<Row[]> {
+  return db.$queryRawUnsafe<Row[]>(
+    `SELECT bill_id AS "billId", coin, symbol, business_type AS "businessType", amount::text AS amount, balance::text AS balance,
+            fill_fee::text AS "fillFee", created_at_ms::text AS "cTimeMs"
+     FROM bills WHERE account_name = $1 ORDER BY created_at_ms, bill_id::numeric`,
+    accountName,
+  );
+}
+
+export function asRows(truth: SandboxBill[]): Row[] {
+  return truth.map((b) => ({ billId: b.billId, coin: b.coin, symbol: b.symbol, businessType: b.businessType, amount: b.amount, balance: b.balance, fillFee: b.fillFee, cTimeMs: String(b.cTimeMs) }));
+}
