@@ -2,11 +2,12 @@
 // sync_state cursor. Walks forward in time window by window; each completed window is committed
 // with the cursor in one statement, so a crash at any point resumes exactly where it stopped.
 import type { Logger } from "pino";
+import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { fetchWindow } from "./fetch-window.ts";
-import { measureExactBounds, type ExactBounds } from "./exact-bounds.ts";
+import { measureExactBounds, PADDED, type ExactBounds } from "./exact-bounds.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
 import { WindowSizer } from "./window-sizer.ts";
 
@@ -61,6 +62,9 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   // windows commit strictly in time order and the cursor only ever covers written rows.
   let pendingWrite: Promise<void> = Promise.resolve();
   let bounds: Promise<ExactBounds | undefined> | undefined;
+  // Windows are asked for padded until the bounds are measured, exactly after: a padded window
+  // right after a burst would otherwise carry the burst's bills and never come back under the limit.
+  let windowBounds: ExactBounds = PADDED;
   const splitContext: SplitContext = {
     fetchPage,
     limit: range.limit,
@@ -68,6 +72,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       // Measured once per run, on the first full millisecond.
       bounds ??= measureExactBounds(fetchPage, samples, range.limit).then((b) => {
         deps.logger.info({ bounds: b ?? "unknown: using padded queries" }, "measured the exchange's time-bound inclusivity");
+        if (b) windowBounds = b;
         return b;
       });
       return bounds;
@@ -78,14 +83,25 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     },
   };
 
+  const commit = async (from: number, to: number, bills: Bill[], rejected: RejectedItem[]): Promise<void> => {
+    const r = await deps.commitWindow({ cursorMs: to, bills, rejected, context: { fromMs: from, toMs: to } });
+    summary.inserted += r.inserted;
+    summary.revised += r.revised;
+    summary.quarantined += r.quarantined;
+    const window = { from, to };
+    if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
+    deps.logger.debug({ window, bills: bills.length, inserted: r.inserted }, "window committed");
+  };
+
   try {
     let from = range.fromMs;
     while (from <= range.toMs) {
       const to = Math.min(range.toMs, from + sizer.widthMs - 1);
-      const fetched = await fetchWindow(fetchPage, from, to, range.limit);
+      const fetched = await fetchWindow(fetchPage, from, to, range.limit, windowBounds);
       if (!fetched.complete) {
         if (to > from) {
-          sizer.shrink(to - from + 1);
+          const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
+          sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
           continue;
         }
         if (await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage)) {
@@ -98,16 +114,8 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       summary.billsFetched += bills.length;
       for (const r of rejected) deps.logger.warn({ window: { from, to }, reason: r.reason }, "bill quarantined");
       await pendingWrite;
-      pendingWrite = deps
-        .commitWindow({ cursorMs: to, bills, rejected, context: { fromMs: from, toMs: to } })
-        .then((r) => {
-          summary.inserted += r.inserted;
-          summary.revised += r.revised;
-          summary.quarantined += r.quarantined;
-          if (r.revised > 0) deps.logger.warn({ window: { from, to }, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
-          deps.logger.debug({ window: { from, to }, bills: bills.length, inserted: r.inserted }, "window committed");
-        });
-      // Mark as handled now; the failure is rethrown when the promise is awaited below.
+      pendingWrite = commit(from, to, bills, rejected);
+      // Mark as handled now; a failure is rethrown when the promise is awaited.
       pendingWrite.catch(() => undefined);
       sizer.observe(bills.length + rejected.length, to - from + 1);
       from = to + 1;

@@ -7,16 +7,22 @@ import type { Bill } from "../../exchange/bill-item.ts";
 import type { BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { FetchPage } from "./fetch-window.ts";
 
-/** Query [t + start, t + end] returns exactly millisecond t. */
+/** How to ask for the closed range [from, to]: startTime = from + start, endTime = to + end. */
 export interface ExactBounds {
   start: 0 | -1;
   end: 0 | 1;
 }
 
+/**
+ * Before the bounds are measured: one millisecond wider on each side, a superset of the range
+ * under every inclusivity (the client drops what lies outside).
+ */
+export const PADDED: ExactBounds = { start: -1, end: 1 };
+
 type Filters = Pick<BillsQuery, "coin" | "symbol" | "businessType">;
 
-export function exactQuery(ms: number, bounds: ExactBounds, limit: number, filters: Filters = {}): BillsQuery {
-  return { startTime: ms + bounds.start, endTime: ms + bounds.end, limit, ...filters };
+export function rangeQuery(fromMs: number, toMs: number, bounds: ExactBounds, limit: number, filters: Filters = {}): BillsQuery {
+  return { startTime: Math.max(0, fromMs + bounds.start), endTime: toMs + bounds.end, limit, ...filters };
 }
 
 // Tightest hypothesis first: the first one that returns the sample bill is the exchange's rule
@@ -38,7 +44,7 @@ export async function measureExactBounds(fetchPage: FetchPage, samples: Bill[], 
     const filters = { businessType: sample.businessType, coin: sample.coin, ...(sample.symbol ? { symbol: sample.symbol } : {}) };
     let inconclusive = false;
     for (const h of HYPOTHESES) {
-      const page = await fetchPage(exactQuery(sample.cTimeMs, h, limit, filters));
+      const page = await fetchPage(rangeQuery(sample.cTimeMs, sample.cTimeMs, h, limit, filters));
       if (page.bills.some((b) => b.billId === sample.billId)) {
         // Tighter hypotheses that came back full without the sample prove nothing: try another sample.
         if (inconclusive) break;

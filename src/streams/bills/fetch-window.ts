@@ -1,19 +1,17 @@
 // Fetches one time window and proves it complete, or reports that it was too full.
 //
 // What the spec leaves open, and how this stays correct under every answer:
-// - bound inclusivity: we ask one millisecond wider on each side and keep only [from, to];
+// - bound inclusivity: until it is measured (exact-bounds.ts), we ask one millisecond wider on each
+//   side and keep only [from, to];
 // - item ordering and which items a full page holds: never relied on. A window counts as complete
 //   only when its page is not full (fewer items than the limit and no hasNextPage: true); a full
 //   page says nothing about what it left out, so the caller narrows the window and asks again;
 // - paging parameter: none is used; narrowing the window is the paging.
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
+import { rangeQuery, type ExactBounds } from "./exact-bounds.ts";
 import { WindowItems } from "./page-items.ts";
 
 export type FetchPage = (query: BillsQuery) => Promise<BillsPage>;
-
-export function paddedQuery(fromMs: number, toMs: number, limit: number, filters: Pick<BillsQuery, "coin" | "symbol" | "businessType"> = {}): BillsQuery {
-  return { startTime: Math.max(0, fromMs - 1), endTime: toMs + 1, limit, ...filters };
-}
 
 export function isFull(page: BillsPage, limit: number): boolean {
   return page.itemCount >= limit || page.hasNextPage === true;
@@ -23,9 +21,9 @@ export type WindowFetch =
   | { complete: true; items: WindowItems }
   | { complete: false; items: WindowItems; firstPage: BillsPage };
 
-export async function fetchWindow(fetchPage: FetchPage, fromMs: number, toMs: number, limit: number): Promise<WindowFetch> {
+export async function fetchWindow(fetchPage: FetchPage, fromMs: number, toMs: number, limit: number, bounds: ExactBounds): Promise<WindowFetch> {
   const items = new WindowItems(fromMs, toMs);
-  const page = await fetchPage(paddedQuery(fromMs, toMs, limit));
+  const page = await fetchPage(rangeQuery(fromMs, toMs, bounds, limit));
   items.add(page);
   return isFull(page, limit) ? { complete: false, items, firstPage: page } : { complete: true, items };
 }

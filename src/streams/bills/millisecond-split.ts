@@ -11,8 +11,8 @@ import { BUSINESS_TYPES } from "../../exchange/business-types.ts";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { UnsplittableMillisecondError } from "./errors.ts";
-import { exactQuery, type ExactBounds } from "./exact-bounds.ts";
-import { isFull, paddedQuery, type FetchPage } from "./fetch-window.ts";
+import { PADDED, rangeQuery, type ExactBounds } from "./exact-bounds.ts";
+import { isFull, type FetchPage } from "./fetch-window.ts";
 import type { WindowItems } from "./page-items.ts";
 
 type Filters = Pick<BillsQuery, "coin" | "symbol" | "businessType">;
@@ -31,7 +31,7 @@ type Query = (filters: Filters) => BillsQuery;
 export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems, firstPage: BillsPage): Promise<boolean> {
   const ms = items.fromMs;
   const bounds = await ctx.exactBounds(firstPage.bills);
-  const query: Query = bounds ? (f) => exactQuery(ms, bounds, ctx.limit, f) : (f) => paddedQuery(ms, ms, ctx.limit, f);
+  const query: Query = (f) => rangeQuery(ms, ms, bounds ?? PADDED, ctx.limit, f);
   let parentPage = firstPage;
   if (bounds) {
     // The padded page may have been full because of a neighbouring millisecond.

@@ -12,6 +12,8 @@ export interface WindowSizerOptions {
 export class WindowSizer {
   private width: number;
   private readonly target: number;
+  /** The width the last multi-millisecond window's density chose (bursts do not count). */
+  private densityWidth: number | undefined;
 
   constructor(private readonly opts: WindowSizerOptions) {
     this.width = clamp(opts.initialMs, 1, opts.maxMs);
@@ -23,19 +25,45 @@ export class WindowSizer {
   }
 
   /**
-   * The page of a window `windowMs` wide was full: halve that window (never below 1 ms). Relative
-   * to the window actually asked for, which may be narrower than the width (clipped at the end).
+   * The page of the window starting at `fromMs`, `windowMs` wide, was full: narrow the window, to
+   * half at most, and further where the page's own bills show more. `billTimes` are in page order,
+   * which hints at which end of the window the exchange served:
+   * - newest first (descending): the unseen bills lie before the oldest one served, so cut there;
+   *   a burst at the window's start is then isolated in two steps instead of ~20 halvings;
+   * - oldest first (ascending): cut just before the bill at the target fill;
+   * - no order: halve.
+   * This only sizes windows. Completeness is still proven by a page that is not full, so a wrong
+   * hint costs a request, never a bill.
    */
-  shrink(windowMs: number): void {
-    this.width = Math.max(1, Math.floor(Math.min(this.width, windowMs) / 2));
+  shrink(fromMs: number, windowMs: number, billTimes: number[] = []): void {
+    let width = Math.floor(Math.min(this.width, windowMs) / 2);
+    const k = Math.ceil(this.target);
+    if (billTimes.length >= k && isSorted(billTimes, (a, b) => a >= b)) {
+      width = Math.min(width, billTimes.at(-1)! - fromMs);
+    } else if (billTimes.length >= k && isSorted(billTimes, (a, b) => a <= b)) {
+      width = Math.min(width, billTimes[k - 1]! - fromMs);
+    }
+    this.width = Math.max(1, width);
   }
 
   /** A window of `widthMs` held `count` bills: size the next one to the observed density. */
   observe(count: number, widthMs: number): void {
-    const estimate = count === 0 ? widthMs * 2 : (widthMs * this.target) / count;
+    // A single millisecond (typically a burst, narrowed down to) says nothing about the density
+    // around it: go back to the width the surrounding windows chose instead of regrowing from 1 ms.
+    if (widthMs === 1 && this.densityWidth !== undefined) {
+      this.width = this.densityWidth;
+      return;
+    }
     // Grow at most 2x per step (density changes), shrink at most 4x (one busy window is not a trend).
+    const estimate = count === 0 ? widthMs * 2 : (widthMs * this.target) / count;
     this.width = clamp(Math.floor(clamp(estimate, widthMs / 4, widthMs * 2)), 1, this.opts.maxMs);
+    this.densityWidth = this.width;
   }
+}
+
+function isSorted(values: number[], inOrder: (a: number, b: number) => boolean): boolean {
+  for (let i = 1; i < values.length; i++) if (!inOrder(values[i - 1]!, values[i]!)) return false;
+  return true;
 }
 
 function clamp(v: number, lo: number, hi: number): number {
