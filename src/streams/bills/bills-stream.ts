@@ -2,7 +2,6 @@
 // sync_state cursor. Walks forward in time window by window; each completed window is committed
 // with the cursor in one statement, so a crash at any point resumes exactly where it stopped.
 import type { Logger } from "pino";
-import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
@@ -10,11 +9,13 @@ import { fetchWindow } from "./fetch-window.ts";
 import { measureExactBounds, PADDED, type ExactBounds } from "./exact-bounds.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
 import { WindowSizer } from "./window-sizer.ts";
+import { WriteBehind } from "./write-behind.ts";
 
 export const BILLS_STREAM = "bills";
 
 export interface BillsStreamDeps {
   fetchPage: (query: BillsQuery) => Promise<BillsPage>;
+  /** Stores one or more consecutive completed windows and the cursor, atomically. */
   commitWindow: (write: Omit<BillsWindowWrite, "accountName" | "stream">) => Promise<BillsWindowResult>;
   knownDimensions: () => Promise<KnownDimensions>;
   logger: Logger;
@@ -42,25 +43,46 @@ export interface BillsSyncSummary {
   revised: number;
   quarantined: number;
   unknownBusinessTypes: string[];
+  /** Time spent waiting for the exchange (request, transfer, parse, validation), seconds. */
+  fetchSeconds: number;
+  /** Time spent in database writes, seconds (overlaps fetching: the next window is fetched meanwhile). */
+  writeSeconds: number;
 }
 
 const HOUR = 3_600_000;
 
 export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promise<BillsSyncSummary> {
-  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [] };
+  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], fetchSeconds: 0, writeSeconds: 0 };
   const unknownTypes = new Set<string>();
   const fetchPage = async (q: BillsQuery) => {
     deps.signal?.throwIfAborted();
     summary.requests++;
+    const started = performance.now();
     const page = await deps.fetchPage(q);
+    summary.fetchSeconds += (performance.now() - started) / 1000;
     for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
     return page;
   };
   const sizer = new WindowSizer({ limit: range.limit, initialMs: range.initialWindowMs ?? HOUR, maxMs: range.maxWindowMs ?? 7 * 24 * HOUR });
 
-  // One write in flight while the next window is fetched; awaited before the next write, so
-  // windows commit strictly in time order and the cursor only ever covers written rows.
-  let pendingWrite: Promise<void> = Promise.resolve();
+  const writer = new WriteBehind(async (windows) => {
+    const first = windows[0]!;
+    const last = windows.at(-1)!;
+    const started = performance.now();
+    const r = await deps.commitWindow({
+      cursorMs: last.toMs,
+      bills: windows.flatMap((w) => w.bills),
+      rejected: windows.flatMap((w) => w.rejected),
+      context: { fromMs: first.fromMs, toMs: last.toMs },
+    });
+    summary.writeSeconds += (performance.now() - started) / 1000;
+    summary.inserted += r.inserted;
+    summary.revised += r.revised;
+    summary.quarantined += r.quarantined;
+    const window = { from: first.fromMs, to: last.toMs, windows: windows.length };
+    if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
+    deps.logger.debug({ window, inserted: r.inserted }, "windows committed");
+  });
   let bounds: Promise<ExactBounds | undefined> | undefined;
   // Windows are asked for padded until the bounds are measured, exactly after: a padded window
   // right after a burst would otherwise carry the burst's bills and never come back under the limit.
@@ -78,23 +100,15 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       return bounds;
     },
     knownDimensions: async () => {
-      await pendingWrite; // what is stored must include every window before this one
+      await writer.flush(); // what is stored must include every window before this one
       return deps.knownDimensions();
     },
   };
 
-  const commit = async (from: number, to: number, bills: Bill[], rejected: RejectedItem[]): Promise<void> => {
-    const r = await deps.commitWindow({ cursorMs: to, bills, rejected, context: { fromMs: from, toMs: to } });
-    summary.inserted += r.inserted;
-    summary.revised += r.revised;
-    summary.quarantined += r.quarantined;
-    const window = { from, to };
-    if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
-    deps.logger.debug({ window, bills: bills.length, inserted: r.inserted }, "window committed");
-  };
-
   try {
-    let from = range.fromMs;
+    // Bill times are at least 1 ms (bill-item.ts refuses others), so a padded query never needs a
+    // negative startTime, which an exchange might refuse.
+    let from = Math.max(1, range.fromMs);
     while (from <= range.toMs) {
       const to = Math.min(range.toMs, from + sizer.widthMs - 1);
       const fetched = await fetchWindow(fetchPage, from, to, range.limit, windowBounds);
@@ -113,16 +127,13 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       summary.windows++;
       summary.billsFetched += bills.length;
       for (const r of rejected) deps.logger.warn({ window: { from, to }, reason: r.reason }, "bill quarantined");
-      await pendingWrite;
-      pendingWrite = commit(from, to, bills, rejected);
-      // Mark as handled now; a failure is rethrown when the promise is awaited.
-      pendingWrite.catch(() => undefined);
+      await writer.push({ fromMs: from, toMs: to, bills, rejected });
       sizer.observe(bills.length + rejected.length, to - from + 1);
       from = to + 1;
     }
-    await pendingWrite;
+    await writer.flush();
   } catch (err) {
-    await pendingWrite.catch(() => undefined);
+    await writer.settle();
     throw err;
   }
   summary.unknownBusinessTypes = [...unknownTypes];

@@ -22,7 +22,7 @@ export const PADDED: ExactBounds = { start: -1, end: 1 };
 type Filters = Pick<BillsQuery, "coin" | "symbol" | "businessType">;
 
 export function rangeQuery(fromMs: number, toMs: number, bounds: ExactBounds, limit: number, filters: Filters = {}): BillsQuery {
-  return { startTime: Math.max(0, fromMs + bounds.start), endTime: toMs + bounds.end, limit, ...filters };
+  return { startTime: fromMs + bounds.start, endTime: toMs + bounds.end, limit, ...filters };
 }
 
 // Tightest hypothesis first: the first one that returns the sample bill is the exchange's rule

@@ -1,0 +1,72 @@
+// Group commit: completed windows queue up while a write is in flight, and the next write stores
+// all of them in one statement with the cursor at the last one. Small windows (a page is at most
+// 100 bills) would otherwise pay a round trip and a statement each; batched, the database, not the
+// statement overhead, sets the pace. Windows still commit in time order, atomically with the
+// cursor, and the queue is bounded so memory stays flat however far fetching runs ahead.
+import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
+
+export interface CompletedWindow {
+  fromMs: number;
+  toMs: number;
+  bills: Bill[];
+  rejected: RejectedItem[];
+}
+
+export type WriteBatch = (windows: CompletedWindow[]) => Promise<void>;
+
+export class WriteBehind {
+  private queue: CompletedWindow[] = [];
+  private queuedBills = 0;
+  private inFlight: Promise<void> | undefined;
+  private failure: unknown;
+
+  constructor(
+    private readonly write: WriteBatch,
+    /** Fetching waits while this many bills are queued behind the write in flight. */
+    private readonly maxQueuedBills = 5000,
+  ) {}
+
+  /** Queues a window; waits only when the queue is full. Rethrows an earlier write's failure. */
+  async push(window: CompletedWindow): Promise<void> {
+    this.throwIfFailed();
+    this.queue.push(window);
+    this.queuedBills += window.bills.length;
+    if (!this.inFlight) this.startNext();
+    while (this.queuedBills >= this.maxQueuedBills && this.inFlight) await this.inFlight;
+    this.throwIfFailed();
+  }
+
+  /** Waits until everything queued is written; rethrows a write failure. */
+  async flush(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+    this.throwIfFailed();
+  }
+
+  /** Waits for the write in flight to settle, ignoring its outcome (for error paths). */
+  async settle(): Promise<void> {
+    while (this.inFlight) await this.inFlight;
+  }
+
+  private startNext(): void {
+    if (this.queue.length === 0 || this.failure !== undefined) {
+      this.inFlight = undefined;
+      return;
+    }
+    const batch = this.queue;
+    this.queue = [];
+    this.queuedBills = 0;
+    // Never rejects: a failure is kept and rethrown to the fetch loop at its next push or flush.
+    this.inFlight = this.write(batch).then(
+      () => this.startNext(),
+      (err: unknown) => {
+        this.failure = err;
+        this.queue = [];
+        this.inFlight = undefined;
+      },
+    );
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
