@@ -6,6 +6,8 @@ export const EXIT = {
   usage: 2,
   /** The run completed, but some records were quarantined instead of stored. */
   quarantined: 3,
+  /** The run completed, but a same-millisecond burst could not be proven complete. */
+  unverified: 4,
   interrupted: 130,
 } as const;
 

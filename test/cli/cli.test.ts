@@ -5,10 +5,10 @@ describe("ledger-sync command line", () => {
   it("shows help listing every command", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(0);
-    for (const command of ["migrate", "sync", "sandbox"]) expect(r.stdout).toContain(command);
+    for (const command of ["migrate", "sync", "sandbox", "demo"]) expect(r.stdout).toContain(command);
   });
 
-  it.each([["migrate"], ["sync"], ["sandbox"]])("shows help for %s", async (command) => {
+  it.each([["migrate"], ["sync"], ["sandbox"], ["demo"]])("shows help for %s", async (command) => {
     const r = await runCli([command, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Usage: ledger-sync ${command}`);
@@ -36,5 +36,13 @@ describe("ledger-sync command line", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--faults.*probability/);
     expect((await runCli(["frobnicate"])).code).toBe(2);
+    expect((await runCli(["demo", "--bills", "abc"])).code).toBe(2);
+  });
+
+  it("keeps a failure's exit code when the embedded PostgreSQL module is loaded (it hooks process exit)", async () => {
+    const r = await runCli(["demo", "--bills", "10"], { DATABASE_URL: "postgresql://nobody:pw@127.0.0.1:1/none" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot connect to DATABASE_URL 127\.0\.0\.1:1\/none/);
+    expect(r.stderr).not.toContain(":pw@");
   });
 });

@@ -2,7 +2,7 @@
 // CI (and anyone with a server) sets TEST_DATABASE_URL; otherwise an embedded PostgreSQL is started
 // under .data/test-postgres so that `npm test` works on a fresh machine with nothing installed.
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres, type EmbeddedHandle } from "../../src/store/embedded-postgres.ts";
+import type { EmbeddedHandle } from "../../src/store/embedded-postgres.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -15,6 +15,8 @@ let embedded: EmbeddedHandle | undefined;
 export async function setup(project: TestProject): Promise<void> {
   let url = process.env.TEST_DATABASE_URL;
   if (!url) {
+    // Loaded only when needed: the embedded server is not part of a run against a real server.
+    const { startEmbeddedPostgres } = await import("../../src/store/embedded-postgres.ts");
     embedded = await startEmbeddedPostgres(".data/test-postgres", 54329);
     url = embedded.url;
   }

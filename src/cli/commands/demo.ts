@@ -2,7 +2,7 @@
 // an embedded PostgreSQL, the sandbox exchange, migrations, a bills sync, and a summary read back
 // from the database. DATABASE_URL / EXCHANGE_* set in the environment are used instead.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { createRuntime } from "../runtime.ts";
 
 const DEMO_PG_PORT = 54320;
@@ -25,7 +25,7 @@ export function registerDemo(program: Command): void {
     .command("demo")
     .description("try ledger-sync with nothing installed: embedded PostgreSQL (.data/demo-postgres) + sandbox exchange, migrate, sync bills, summarise")
     .option("--bills <n>", "bills in the sandbox's history", (v) => {
-      if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 2_000_000) throw new Error("--bills must be a whole number from 1 to 2000000");
+      if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 2_000_000) throw new InvalidArgumentError("must be a whole number from 1 to 2000000");
       return Number(v);
     }, 20_000)
     .action(async (o: { bills: number }) => {
@@ -49,7 +49,7 @@ export function registerDemo(program: Command): void {
       // first run and kept in .data, so later runs serve the very same bills (else every rerun
       // would show "revised" bills: same ids, regenerated content).
       const anchor = demoAnchor(o.bills);
-      const sandbox = useSandbox ? await startSandbox({ seed: 1, billCount: anchor.bills, bursts: 2, startMs: anchor.endMs - 30 * 86_400_000, endMs: anchor.endMs }) : undefined;
+      const sandbox = useSandbox ? await startSandbox({ seed: 1, billCount: anchor.bills, bursts: anchor.bills >= 2000 ? 2 : 0, startMs: anchor.endMs - 30 * 86_400_000, endMs: anchor.endMs }) : undefined;
       const db = createDb(databaseUrl);
       const client = new ExchangeClient({
         baseUrl: sandbox?.url ?? config.exchange.baseUrl,
@@ -77,6 +77,7 @@ export function registerDemo(program: Command): void {
         });
         const seconds = (performance.now() - started) / 1000;
         out(`synced bills: ${s.billsFetched} fetched in ${s.requests} requests, ${s.inserted} new, ${s.revised} revised, ${s.quarantined} quarantined (${seconds.toFixed(1)} s)`);
+        if (s.splitMilliseconds) out(`same-millisecond bursts split by filters: ${s.splitMilliseconds}${s.unverifiedMilliseconds.length ? `, of which not provably complete: ${s.unverifiedMilliseconds.length}` : ""}`);
         const summary = await summariseBills(db, account);
         out();
         out(`bills in the database for account "${account}", by coin and business type:`);

@@ -32,6 +32,10 @@ export function registerSync(program: Command): void {
           signal,
         });
         process.stdout.write(opts.json ? `${JSON.stringify({ account: config.accountName, bills: summary })}\n` : formatSummary(config.accountName, summary));
+        if (summary.unverifiedMilliseconds.length > 0) {
+          const list = summary.unverifiedMilliseconds.map((ms) => new Date(ms).toISOString()).join(", ");
+          throw new CliExit(EXIT.unverified, `completeness not provable at ${list}: more same-millisecond bills of one type and coin than a page holds; fetched by every known symbol`);
+        }
         if (summary.quarantined > 0) {
           throw new CliExit(EXIT.quarantined, `${summary.quarantined} bill(s) quarantined instead of stored: see the quarantine table`);
         }
@@ -47,6 +51,7 @@ function formatSummary(account: string, s: BillsSyncSummary): string {
     `  fetched ${s.billsFetched} in ${s.windows} windows (${s.requests} requests${s.splitMilliseconds ? `, ${s.splitMilliseconds} same-millisecond splits` : ""})`,
     `  new ${s.inserted}, revised ${s.revised}, quarantined ${s.quarantined}`,
   ];
+  if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${s.unverifiedMilliseconds.map((ms) => new Date(ms).toISOString()).join(", ")}`);
   if (s.unknownBusinessTypes.length) lines.push(`  businessType values not in the spec (stored as sent): ${s.unknownBusinessTypes.join(", ")}`);
   return `${lines.join("\n")}\n`;
 }

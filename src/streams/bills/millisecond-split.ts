@@ -2,11 +2,14 @@
 // instant) cannot be narrowed in time. It is split by the filters the API offers instead:
 //   1. businessType: the spec lists every value, so these parts are a complete partition (values
 //      outside the list that appear on a page are added);
-//   2. coin, then symbol, within a part that is still full: candidates are every value seen at this
-//      millisecond plus every value already stored for the account (a funding bill's symbol was
-//      traded, so stored, before).
-// Every bill of a full parent page must reappear in one of its parts, else a candidate was missing
-// and we fail. A part that no filter can split further also fails, naming the millisecond.
+//   2. coin, then symbol, within a part that is still full: candidates are every value seen in this
+//      run plus every value already stored for the account (a funding bill's symbol was traded,
+//      so stored, before). These values cannot be enumerated through the API, so this level
+//      cannot PROVE completeness: a bill whose coin/symbol appears nowhere else, hidden behind a
+//      full page, is invisible to every query. Such a millisecond is reported as unverified (the
+//      sync summary, a warning, exit status), never passed off as complete.
+// Every bill of a full parent page must reappear in one of its parts, else we fail. A part that no
+// filter can split further also fails, naming the millisecond.
 import { BUSINESS_TYPES } from "../../exchange/business-types.ts";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
@@ -27,8 +30,13 @@ export interface SplitContext {
 
 type Query = (filters: Filters) => BillsQuery;
 
-/** Returns true when the millisecond had to be split by filters (it alone holds a full page). */
-export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems, firstPage: BillsPage): Promise<boolean> {
+export type SplitOutcome = "not-needed" | "verified" | "unverified";
+
+/**
+ * Fetches every bill of a millisecond whose page was full. "verified": split by businessType
+ * alone (a complete partition); "unverified": coin/symbol candidates were needed (see above).
+ */
+export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems, firstPage: BillsPage): Promise<SplitOutcome> {
   const ms = items.fromMs;
   const bounds = await ctx.exactBounds(firstPage.bills);
   const query: Query = (f) => rangeQuery(ms, ms, bounds ?? PADDED, ctx.limit, f);
@@ -37,7 +45,7 @@ export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems
     // The padded page may have been full because of a neighbouring millisecond.
     parentPage = await ctx.fetchPage(query({}));
     items.add(parentPage);
-    if (!isFull(parentPage, ctx.limit)) return false;
+    if (!isFull(parentPage, ctx.limit)) return "not-needed";
   }
   const known = await ctx.knownDimensions();
   const types = [...new Set<string>([...BUSINESS_TYPES, ...firstPage.unknownBusinessTypes])];
@@ -49,11 +57,14 @@ export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems
       throw new UnsplittableMillisecondError(ms, `more than ${ctx.limit} bills share businessType=${f.businessType}, coin=${f.coin}, symbol=${f.symbol}`);
     });
   };
-  const byCoin = (typeFilters: Filters, typePage: BillsPage) =>
-    splitInto(ctx, query, items, typePage, union(items.coins, known.coins).map((coin) => ({ ...typeFilters, coin })), bySymbol);
+  let verified = true;
+  const byCoin = (typeFilters: Filters, typePage: BillsPage) => {
+    verified = false;
+    return splitInto(ctx, query, items, typePage, union(items.coins, known.coins).map((coin) => ({ ...typeFilters, coin })), bySymbol);
+  };
 
   await splitInto(ctx, query, items, parentPage, types.map((businessType) => ({ businessType })), byCoin);
-  return true;
+  return verified ? "verified" : "unverified";
 }
 
 /**
