@@ -30,6 +30,16 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v === "" ? undefined : v));
 
+/** The URL, or undefined after recording `message` as the variable's issue. */
+function parseUrl(text: string, ctx: z.RefinementCtx, message: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    ctx.addIssue({ code: "custom", message });
+    return undefined;
+  }
+}
+
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
 function isLoopbackHost(hostname: string): boolean {
@@ -41,14 +51,8 @@ const exchangeBaseUrl = z
   .trim()
   .optional()
   .transform((v, ctx) => {
-    const text = v && v !== "" ? v : "https://api-contract.weex.com";
-    let url: URL;
-    try {
-      url = new URL(text);
-    } catch {
-      ctx.addIssue({ code: "custom", message: "is not a URL" });
-      return z.NEVER;
-    }
+    const url = parseUrl(v && v !== "" ? v : "https://api-contract.weex.com", ctx, "is not a URL");
+    if (!url) return z.NEVER;
     if (url.protocol !== "https:" && url.protocol !== "http:") {
       ctx.addIssue({ code: "custom", message: "must be an https:// URL" });
       return z.NEVER;
@@ -115,13 +119,8 @@ const postgresUrl = z
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v === "") return undefined;
-    let url: URL;
-    try {
-      url = new URL(v);
-    } catch {
-      ctx.addIssue({ code: "custom", message: "is not a URL (expected postgresql://user:password@host:port/database)" });
-      return z.NEVER;
-    }
+    const url = parseUrl(v, ctx, "is not a URL (expected postgresql://user:password@host:port/database)");
+    if (!url) return z.NEVER;
     if (url.protocol !== "postgresql:" && url.protocol !== "postgres:") {
       ctx.addIssue({ code: "custom", message: "must start with postgresql://" });
       return z.NEVER;

@@ -104,7 +104,11 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-/** Spec 4.1: the allowed businessType values (request filter and response field). */
+/**
+ * Spec 4.1: the allowed businessType values (request filter and response field). Deliberately a
+ * copy of src/exchange/business-types.ts, not an import: the sandbox is an independent reading of
+ * the spec, so a mistake in the client's list is caught by it rather than mirrored.
+ */
 export const BUSINESS_TYPES = [
   "deposit",
   "withdraw",
