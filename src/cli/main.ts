@@ -4,6 +4,7 @@ import { ConfigError } from "../config/index.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
+import { registerSnapshot } from "./commands/snapshot.ts";
 import { registerSync } from "./commands/sync.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 
@@ -14,6 +15,7 @@ const program = new Command("ledger-sync")
 
 registerMigrate(program);
 registerSync(program);
+registerSnapshot(program);
 registerSandbox(program);
 registerDemo(program);
 

@@ -168,6 +168,18 @@ export const envSchema = z.object({
   RATE_LIMIT_IP_WEIGHT: positiveInt(500),
   RATE_LIMIT_UID_WEIGHT: positiveInt(500),
   RATE_LIMIT_WINDOW_MS: positiveInt(10_000),
+  SNAPSHOT_HISTORY_RETENTION_DAYS: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return undefined; // keep history forever
+      if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 1_000_000) {
+        ctx.addIssue({ code: "custom", message: "must be a whole number of days (1 or more), or empty to keep history forever" });
+        return z.NEVER;
+      }
+      return Number(v);
+    }),
   EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
   EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
   LOG_LEVEL: z

@@ -28,6 +28,8 @@ export interface Config {
   rateLimit: { ipWeight: number; uidWeight: number; windowMs: number };
   backfillFromMs: number;
   lookbackMs: number;
+  /** Days of snapshot history to keep; undefined keeps it forever. */
+  snapshotRetentionDays: number | undefined;
   logLevel: Env["LOG_LEVEL"];
 }
 
@@ -57,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { ipWeight: e.RATE_LIMIT_IP_WEIGHT, uidWeight: e.RATE_LIMIT_UID_WEIGHT, windowMs: e.RATE_LIMIT_WINDOW_MS },
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
+    snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
     logLevel: e.LOG_LEVEL,
   };
 }

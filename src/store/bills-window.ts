@@ -1,9 +1,9 @@
 // Stores one completed window of bills: the bills, their revisions, quarantined items and the
 // advanced cursor, as ONE SQL statement. A single statement is atomic on its own, so the cursor can
 // never move past rows that were not written, and a page costs one database round trip.
-import { createHash } from "node:crypto";
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
 import type { Db } from "./prisma.ts";
+import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
 
 export interface BillsWindowWrite {
   accountName: string;
@@ -63,12 +63,7 @@ upserted AS (
   RETURNING (xmax = 0) AS inserted
 ),
 quarantined AS (
-  INSERT INTO quarantine AS q (account_name, stream, reason, raw_text, raw_hash, context, first_seen_at, last_seen_at)
-  SELECT $1, $12, r.reason, r.raw_text, r.raw_hash, $16::jsonb, $11, $11
-  FROM unnest($13::text[], $14::text[], $15::text[]) AS r(reason, raw_text, raw_hash)
-  ON CONFLICT (account_name, stream, raw_hash) DO UPDATE SET
-    last_seen_at = excluded.last_seen_at, seen_count = q.seen_count + 1, reason = excluded.reason, context = excluded.context
-  RETURNING (xmax = 0) AS inserted
+  ${quarantineUpsertSql({ account: "$1", stream: "$12", reasons: "$13", texts: "$14", hashes: "$15", context: "$16", now: "$11" })}
 ),
 cursor AS (
   INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at)
@@ -119,8 +114,4 @@ function dedupeById(bills: Bill[]): Bill[] {
   const byId = new Map<string, Bill>();
   for (const b of bills) byId.set(b.billId, b);
   return byId.size === bills.length ? bills : [...byId.values()];
-}
-
-export function sha256(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
 }

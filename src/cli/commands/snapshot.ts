@@ -1,0 +1,24 @@
+import type { Command } from "commander";
+import { ConfigError } from "../../config/index.ts";
+import { CliExit, EXIT } from "../exit-codes.ts";
+import { withSyncContext } from "../sync-context.ts";
+import { assertComplete, formatRunSummary } from "../sync-summary.ts";
+
+export function registerSnapshot(program: Command): void {
+  program
+    .command("snapshot")
+    .description("snapshot account settings, collateral and positions for every coin in SYNC_COIN_IDS (no bills)")
+    .option("--once", "run one pass inline and exit (no Redis needed)")
+    .option("--json", "print the summary as JSON")
+    .action(async (opts: { once?: boolean; json?: boolean }) => {
+      if (!opts.once) throw new CliExit(EXIT.usage, "snapshot needs --once (one inline pass); scheduled snapshots are the job of `ledger-sync worker`");
+      const summary = await withSyncContext(async ({ config, logger, signal, db, client }) => {
+        if (config.coinIds.length === 0) throw new ConfigError("SYNC_COIN_IDS is empty: list the coin ids to snapshot, e.g. SYNC_COIN_IDS=2");
+        const { syncAccountSnapshots } = await import("../../streams/snapshots/index.ts");
+        const snapshots = await syncAccountSnapshots({ db, client, logger, accountName: config.accountName, coinIds: config.coinIds, retentionDays: config.snapshotRetentionDays, signal });
+        return { account: config.accountName, snapshots };
+      });
+      process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatRunSummary(summary));
+      assertComplete(summary);
+    });
+}

@@ -1,0 +1,51 @@
+// Human and JSON summaries of a sync run, and the exit status they imply.
+import type { BillsSyncSummary } from "../streams/bills/index.ts";
+import type { SnapshotsSummary } from "../streams/snapshots/index.ts";
+import { CliExit, EXIT } from "./exit-codes.ts";
+
+export interface RunSummary {
+  account: string;
+  bills?: BillsSyncSummary;
+  snapshots?: SnapshotsSummary;
+}
+
+export function formatRunSummary(r: RunSummary): string {
+  const lines: string[] = [];
+  const s = r.bills;
+  if (s) {
+    lines.push(
+      `bills for account "${r.account}": ${new Date(s.fromMs).toISOString()} .. ${new Date(s.toMs).toISOString()}`,
+      `  fetched ${s.billsFetched} in ${s.windows} windows (${s.requests} requests${s.splitMilliseconds ? `, ${s.splitMilliseconds} same-millisecond splits` : ""})`,
+      `  new ${s.inserted}, revised ${s.revised}, quarantined ${s.quarantined}`,
+    );
+    if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${s.unverifiedMilliseconds.map((ms) => new Date(ms).toISOString()).join(", ")}`);
+    if (s.unknownBusinessTypes.length) lines.push(`  businessType values not in the spec (stored as sent): ${s.unknownBusinessTypes.join(", ")}`);
+  }
+  if (r.snapshots) {
+    lines.push(`snapshots for account "${r.account}":`);
+    for (const c of r.snapshots.coins) {
+      if (c.outcome === "quarantined") {
+        lines.push(`  coin ${c.coinId}: QUARANTINED, nothing written: ${c.reason}`);
+        continue;
+      }
+      const ch = c.changes;
+      const settings = ch.settingsChanged.fees + ch.settingsChanged.modes + ch.settingsChanged.leverages;
+      lines.push(
+        `  coin ${c.coinId} (version ${c.version}): account ${ch.accountChanged ? "changed" : "unchanged"}, settings versions +${settings} (fees ${ch.settingsChanged.fees}, modes ${ch.settingsChanged.modes}, leverage ${ch.settingsChanged.leverages}), collateral changed ${ch.collateralChanged}, positions open ${c.positionsOpen}: opened ${ch.positions.opened}, changed ${ch.positions.changed}, closed ${ch.positions.closed}, reopened ${ch.positions.reopened}`,
+      );
+    }
+    if (r.snapshots.prunedHistoryRows) lines.push(`  pruned ${r.snapshots.prunedHistoryRows} history rows past SNAPSHOT_HISTORY_RETENTION_DAYS`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** Completed runs that are not fully stored still end non-zero, with the reason. */
+export function assertComplete(r: RunSummary): void {
+  const unverified = r.bills?.unverifiedMilliseconds ?? [];
+  if (unverified.length > 0) {
+    const list = unverified.map((ms) => new Date(ms).toISOString()).join(", ");
+    throw new CliExit(EXIT.unverified, `completeness not provable at ${list}: more same-millisecond bills of one type and coin than a page holds; fetched by every known symbol`);
+  }
+  const quarantined = (r.bills?.quarantined ?? 0) + (r.snapshots?.quarantined ?? 0);
+  if (quarantined > 0) throw new CliExit(EXIT.quarantined, `${quarantined} record(s) quarantined instead of stored: see the quarantine table`);
+}

@@ -1,0 +1,43 @@
+// GET /capi/v2/account/account?coinId= (spec 4.2): account settings, collateral and positions.
+import { stringify } from "lossless-json";
+import { accountResponseSchema, type AccountResponse } from "./account-record.ts";
+import { MalformedResponseError } from "./errors.ts";
+import type { ExchangeClient } from "./http-client.ts";
+import { describeIssues } from "./lossless-fields.ts";
+import { isLosslessNumber, toStorableJson, type JsonValue } from "./lossless-json.ts";
+import { ENDPOINT_WEIGHTS } from "./weights.ts";
+
+export const ACCOUNT_PATH = "/capi/v2/account/account";
+
+/**
+ * A body that is not a JSON object is a transport problem (retried by the client). A JSON object
+ * whose content fails validation is the exchange's data: it is returned as rejected, with the exact
+ * text and the reasons, so the caller can quarantine it and write nothing of it.
+ */
+export type AccountFetch =
+  | { ok: true; response: AccountResponse; raw: unknown }
+  | { ok: false; reason: string; rawText: string };
+
+export function fetchAccount(client: ExchangeClient, coinId: string, signal?: AbortSignal): Promise<AccountFetch> {
+  return client.call({
+    endpoint: "account",
+    method: "GET",
+    path: ACCOUNT_PATH,
+    query: { coinId },
+    weight: ENDPOINT_WEIGHTS.account,
+    parse: parseAccountResponse,
+    signal,
+  });
+}
+
+export function parseAccountResponse(json: JsonValue, text: string): AccountFetch {
+  if (json === null || typeof json !== "object" || Array.isArray(json) || isLosslessNumber(json)) {
+    throw new MalformedResponseError("account response is not a JSON object");
+  }
+  const o = json as { [key: string]: JsonValue };
+  // Some deployments wrap payloads as {code, msg, data}; accept that shape too.
+  const body = o.account === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data) ? o.data : o;
+  const parsed = accountResponseSchema.safeParse(body);
+  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error, "response"), rawText: stringify(json) ?? text };
+  return { ok: true, response: parsed.data, raw: toStorableJson(body) };
+}
