@@ -1,13 +1,29 @@
-// GET /capi/v2/account/account?coinId=...: a fixed, plausible record shaped as spec 2.3–2.6
-// (account with its settings maps, one collateral, one position, a version string). Only the
-// collateral amount follows the history (the latest balance of the coin). A later issue makes
-// the record evolve; it is kept here, apart from the bill machinery, for that reason.
-import { COIN_IDS } from "./catalog.ts";
-
-const ACCOUNT_ID = "676349887417286722";
-const USER_ID = "4015867359";
-const CREATED = "1735689600000";
-const CONTRACT_IDS: Readonly<Record<string, number>> = { USDT: 10000001, USDC: 10000101 };
+// GET /capi/v2/account/account?coinId=...: a plausible, evolving, scriptable account state
+// (spec 2.3–2.6). This file owns the lifecycle; the parts live beside it:
+//   account-model.ts     state shape, initial account settings, counters
+//   account-positions.ts position arithmetic and the initial positions
+//   account-evolve.ts    one seeded evolution step
+//   account-history.ts   collateral amount and cum_* from the bill history (cheap per request)
+//   account-encode.ts    JSON text with the mixed, per-field-stable encodings
+//   account-fields.ts    field lists and the validation of scripted states
+//
+// Versioning is by content: whenever what a coin id would serve (account part, its collateral
+// and positions) differs from what it served at its last version, its version goes up by one.
+// So an account-wide change bumps every coin id's version, lazily, at its next read.
+//
+// The primary (first) collateral record follows the bill history: each time the history-derived
+// values (latest balance at or before now, cum_* sums, first/last bill time) differ from the ones
+// last applied, they overwrite the record. A mutateAccount change to those fields therefore
+// holds until the history moves (appendBill, or the clock reaching a future-dated bill).
+import { checkState, CUM_FIELDS } from "./account-fields.ts";
+import { evolveStep } from "./account-evolve.ts";
+import { AccountEncoder } from "./account-encode.ts";
+import { HistoryCollateral, type DerivedCollateral } from "./account-history.ts";
+import { createModel, newBook, stamp, type AccountModel, type CoinBook } from "./account-model.ts";
+import { seedPositions } from "./account-positions.ts";
+import { Prng } from "./prng.ts";
+import type { BillStore } from "./store.ts";
+import type { AccountEvolution, SandboxAccountState, SandboxCollateral } from "./types.ts";
 
 export function parseCoinId(query: URLSearchParams): number | null {
   const v = query.get("coinId");
@@ -15,74 +31,115 @@ export function parseCoinId(query: URLSearchParams): number | null {
   return Number(v);
 }
 
-/** Coin name of a coinId, or undefined for ids the account holds nothing in. */
-export function coinOfId(coinId: number): string | undefined {
-  return Object.keys(COIN_IDS).find((c) => COIN_IDS[c] === coinId);
+export interface AccountBookOptions {
+  seed: number;
+  store: BillStore;
+  startMs: number;
+  endMs: number;
+  evolution: AccountEvolution;
 }
 
-export function accountRecordJson(coinId: number, latestBalance: string | undefined, nowMs: number): string {
-  const coin = coinOfId(coinId);
-  const contractId = coin === undefined ? undefined : CONTRACT_IDS[coin];
-  const updated = String(nowMs);
-  const cid = String(contractId ?? 10000001);
-  const record = {
-    account: {
-      id: ACCOUNT_ID,
-      user_id: USER_ID,
-      client_account_id: "0",
-      is_system_account: false,
-      default_fee_setting: null,
-      contract_id_to_fee_setting: {
-        [cid]: {
-          contract_id: cid, is_set_fee_rate: true, taker_fee_rate: "0.0006", maker_fee_rate: "0.0002",
-          is_set_fee_discount: false, fee_discount: "1", is_set_taker_maker_fee_discount: false,
-          taker_fee_discount: "1", maker_fee_discount: "1",
-        },
-      },
-      contract_id_to_mode_setting: { [cid]: { contract_id: cid, margin_mode: "SHARED", separated_mode: "COMBINED", position_mode: "HEDGE" } },
-      contract_id_to_leverage_setting: {
-        [cid]: { contract_id: cid, isolated_long_leverage: "20", isolated_short_leverage: "20", cross_leverage: "20", shared_leverage: "20" },
-      },
-      create_order_rate_limit_per_minute: 600,
-      create_order_delay_milliseconds: 0,
-      extra_type: "",
-      extra_data_json: "",
-      status: "NORMAL",
-      created_time: CREATED,
-      updated_time: updated,
-    },
-    collateral: coin === undefined ? [] : [collateral(coinId, latestBalance ?? "0", updated)],
-    position: coin === undefined || contractId === undefined ? [] : [position(coinId, contractId, updated)],
-    version: "1",
-  };
-  return JSON.stringify(record);
+export class AccountBook {
+  private readonly model: AccountModel;
+  private readonly history: HistoryCollateral;
+  private readonly encoder: AccountEncoder;
+
+  constructor(private readonly o: AccountBookOptions) {
+    this.model = createModel(o.seed, o.startMs);
+    seedPositions(this.model, new Prng(o.seed, "account-positions"), o.endMs);
+    this.history = new HistoryCollateral(o.store);
+    this.encoder = new AccountEncoder(o.seed);
+  }
+
+  /** The response body for a coin id; in "per-request" mode the state then takes one step. */
+  serve(coinId: number): string {
+    const book = this.refresh(String(coinId));
+    const body = this.encoder.encode(this.view(book));
+    if (this.o.evolution === "per-request") evolveStep(this.model, book, Date.now());
+    return body;
+  }
+
+  state(coinId: string): SandboxAccountState {
+    return structuredClone(this.view(this.refresh(key(coinId))));
+  }
+
+  evolve(coinId: string): SandboxAccountState {
+    evolveStep(this.model, this.refresh(key(coinId)), Date.now());
+    return this.state(coinId);
+  }
+
+  mutate(coinId: string, change: (state: SandboxAccountState) => void): SandboxAccountState {
+    const book = this.refresh(key(coinId));
+    const before = structuredClone(this.view(book));
+    const draft = structuredClone(before);
+    change(draft);
+    checkState(draft);
+    const next = structuredClone(draft); // no aliasing with objects the test keeps or reuses
+    const accountChanged = JSON.stringify(next.account) !== JSON.stringify(before.account);
+    if (accountChanged && next.account.updated_time === before.account.updated_time) {
+      next.account.updated_time = stamp(before.account.updated_time, Date.now());
+    }
+    this.model.account = next.account;
+    book.collateral = next.collateral;
+    book.positions = next.positions;
+    if (next.version !== before.version) {
+      // The test chose the version itself: adopt it as the current content's version.
+      book.version = BigInt(next.version);
+      book.fingerprint = this.fingerprint(book);
+    }
+    return this.state(coinId);
+  }
+
+  private book(coinId: string): CoinBook {
+    let b = this.model.books.get(coinId);
+    if (b === undefined) {
+      b = newBook(this.o.seed, coinId);
+      this.model.books.set(coinId, b);
+    }
+    return b;
+  }
+
+  /** Applies history movement to the primary collateral, then versions the content. */
+  private refresh(coinId: string): CoinBook {
+    const b = this.book(coinId);
+    if (b.coin !== undefined) {
+      const d = this.history.derive(b.coin, Date.now());
+      const text = JSON.stringify(d);
+      if (text !== b.lastDerived) {
+        b.lastDerived = text;
+        const c = b.collateral[0];
+        if (c !== undefined) applyDerived(c, d, this.model.account.created_time);
+      }
+    }
+    const fp = this.fingerprint(b);
+    if (fp !== b.fingerprint) {
+      b.version++;
+      b.fingerprint = fp;
+    }
+    return b;
+  }
+
+  private fingerprint(b: CoinBook): string {
+    return JSON.stringify([this.model.account, b.collateral, b.positions]);
+  }
+
+  /** The served state, not copied (callers copy or only read). */
+  private view(b: CoinBook): SandboxAccountState {
+    return { version: b.version.toString(), account: this.model.account, collateral: b.collateral, positions: b.positions };
+  }
 }
 
-function collateral(coinId: number, amount: string, updated: string): Record<string, unknown> {
-  const zero = "0";
-  return {
-    account_id: ACCOUNT_ID, coin_id: coinId, margin_mode: "SHARED", cross_contract_id: 0, isolated_position_id: "0",
-    amount, pending_deposit_amount: zero, pending_withdraw_amount: zero, pending_transfer_in_amount: zero,
-    pending_transfer_out_amount: zero, is_liquidating: false, legacy_amount: zero,
-    cum_deposit_amount: "150000", cum_withdraw_amount: "-42000.5", cum_transfer_in_amount: "12000",
-    cum_transfer_out_amount: "-8000", cum_margin_move_in_amount: "5300.25", cum_margin_move_out_amount: "-5100.25",
-    cum_position_open_long_amount: "-912345.678", cum_position_open_short_amount: "845678.9012",
-    cum_position_close_long_amount: "915432.1", cum_position_close_short_amount: "-850123.45",
-    cum_position_fill_fee_amount: "-1067.4421", cum_position_liquidate_fee_amount: zero,
-    cum_position_funding_amount: "-123.456789", cum_order_fill_fee_income_amount: zero,
-    cum_order_liquidate_fee_income_amount: zero, created_time: CREATED, updated_time: updated,
-  };
+function applyDerived(c: SandboxCollateral, d: DerivedCollateral | null, accountCreated: string): void {
+  c.amount = d?.amount ?? "0";
+  for (const f of CUM_FIELDS) c[f] = d?.cums[f] ?? "0";
+  c.created_time = d?.created_time ?? accountCreated;
+  // Never backwards: an evolution step (is_liquidating) may have stamped a later time.
+  const updated = d?.updated_time ?? accountCreated;
+  c.updated_time = Number(updated) >= Number(c.updated_time) ? updated : c.updated_time;
 }
 
-function position(coinId: number, contractId: number, updated: string): Record<string, unknown> {
-  return {
-    id: "687001234567890123", account_id: ACCOUNT_ID, coin_id: coinId, contract_id: contractId, side: "LONG",
-    margin_mode: "SHARED", separated_mode: "COMBINED", separated_open_order_id: "0", leverage: "20",
-    size: "0.015", open_value: "918.5025", open_fee: "-0.5511015", funding_fee: "-0.0421",
-    isolated_margin: "0", is_auto_append_isolated_margin: false, cum_open_size: "0.015",
-    cum_open_value: "918.5025", cum_open_fee: "-0.5511015", cum_close_size: "0", cum_close_value: "0",
-    cum_close_fee: "0", cum_funding_fee: "-0.0421", cum_liquidate_fee: "0",
-    created_match_sequence_id: "2840123456", updated_match_sequence_id: "2840129876",
-    created_time: CREATED, updated_time: updated,
-  };
+/** Coin id of the public API: digits (as coinId in the query), normalised like the server does. */
+function key(coinId: string): string {
+  if (!/^\d{1,15}$/.test(coinId)) throw new Error(`account: coinId must be 1-15 digits, got ${JSON.stringify(coinId)}`);
+  return String(Number(coinId));
 }

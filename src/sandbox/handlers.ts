@@ -1,6 +1,6 @@
 // Normal (non-fault) handling of one request: routing, authentication, weight limits, then the
 // endpoint. Pure with respect to HTTP: it returns the reply; server.ts writes it.
-import { accountRecordJson, coinOfId, parseCoinId } from "./account.ts";
+import { parseCoinId, type AccountBook } from "./account.ts";
 import { checkAuth, type SignedRequest } from "./auth.ts";
 import { encodeBillsPage } from "./encode.ts";
 import { TOO_MANY_REQUESTS_BODY } from "./faults.ts";
@@ -27,6 +27,7 @@ export interface HandlerContext {
   ordering: Ordering;
   startInclusive: boolean;
   endInclusive: boolean;
+  accounts: AccountBook;
   onRateLimited(): void;
 }
 
@@ -68,13 +69,5 @@ function bills(ctx: HandlerContext, call: IncomingCall): Reply {
 function account(ctx: HandlerContext, call: IncomingCall): Reply {
   const coinId = parseCoinId(new URLSearchParams(call.query));
   if (coinId === null) return errorReply(400, "40009", "coinId is required and must be an integer");
-  const coin = coinOfId(coinId);
-  return { status: 200, body: accountRecordJson(coinId, coin === undefined ? undefined : latestBalance(ctx.store, coin), Date.now()), contentType: JSON_TYPE };
-}
-
-function latestBalance(store: BillStore, coin: string): string | undefined {
-  const code = store.coins.find(coin);
-  if (code === undefined) return undefined;
-  for (let i = store.length - 1; i >= 0; i--) if (store.coinCodes[i] === code) return store.balances[i];
-  return undefined;
+  return { status: 200, body: ctx.accounts.serve(coinId), contentType: JSON_TYPE };
 }

@@ -2,11 +2,18 @@
 export { startSandbox } from "./server.ts";
 export { DEFAULT_SANDBOX_CREDENTIALS, ALL_FAULT_KINDS, BUSINESS_TYPES } from "./types.ts";
 export type {
+  AccountEvolution,
   FaultKind,
   Ordering,
   Sandbox,
+  SandboxAccountState,
   SandboxBill,
+  SandboxCollateral,
   SandboxCredentials,
+  SandboxFeeSetting,
+  SandboxLeverageSetting,
+  SandboxModeSetting,
   SandboxOptions,
+  SandboxPosition,
   SandboxStats,
 } from "./types.ts";

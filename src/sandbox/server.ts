@@ -3,6 +3,7 @@
 // range inclusivity, same-millisecond bursts, faults, weight limits). See README.md.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { AccountBook } from "./account.ts";
 import { appendBill } from "./append.ts";
 import { FaultInjector, htmlErrorPage, TOO_MANY_REQUESTS_BODY, WRONG_CONTENT_PAGE } from "./faults.ts";
 import { errorReply, handle, type HandlerContext, type IncomingCall, type Reply } from "./handlers.ts";
@@ -15,6 +16,7 @@ import { ACCOUNT_PATH, BILLS_PATH, DEFAULT_SANDBOX_CREDENTIALS, type FaultKind, 
 const DAY_MS = 86_400_000;
 const MAX_BODY_BYTES = 64 * 1024;
 const ORDERINGS = ["asc", "desc", "newest-shuffled"];
+const ACCOUNT_EVOLUTIONS = ["per-request", "manual"];
 
 function emptyStats(): SandboxStats {
   return { requests: 0, byStatus: {}, faultsInjected: 0, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0 };
@@ -25,11 +27,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const seed = options.seed ?? 1;
   const ordering = options.ordering ?? "desc";
   if (!ORDERINGS.includes(ordering)) throw new Error(`sandbox: unknown ordering ${JSON.stringify(ordering)}`);
+  const accountEvolution = options.accountEvolution ?? "per-request";
+  if (!ACCOUNT_EVOLUTIONS.includes(accountEvolution)) throw new Error(`sandbox: unknown accountEvolution ${JSON.stringify(accountEvolution)}`);
+  const startMs = options.startMs ?? now - 30 * DAY_MS;
+  const endMs = options.endMs ?? now;
   const history = generateHistory({
     seed,
     billCount: options.billCount ?? 5000,
-    startMs: options.startMs ?? now - 30 * DAY_MS,
-    endMs: options.endMs ?? now,
+    startMs,
+    endMs,
     bursts: options.bursts ?? 0,
     burstSize: options.burstSize ?? 150,
     unsplittableBurst: options.unsplittableBurst ?? false,
@@ -50,6 +56,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     ordering,
     startInclusive: options.startInclusive ?? true,
     endInclusive: options.endInclusive ?? true,
+    accounts: new AccountBook({ seed, store, startMs, endMs, evolution: accountEvolution }),
     onRateLimited: () => void stats.rateLimited++,
   };
   const stalls = new Set<NodeJS.Timeout>();
@@ -164,6 +171,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     },
     appendBill: (bill = {}) => appendBill(history, bill, Date.now()),
     setFaults: (config) => faults.set(config),
+    accountState: (coinId) => ctx.accounts.state(coinId),
+    mutateAccount: (coinId, change) => ctx.accounts.mutate(coinId, change),
+    evolveAccount: (coinId) => ctx.accounts.evolve(coinId),
     stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid }),
     resetStats: () => {
       stats = emptyStats();

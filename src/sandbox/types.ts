@@ -51,6 +51,11 @@ export interface WeightLimits {
   windowMs: number;
 }
 
+/** per-request: the account state of a coin id takes one seeded evolution step after each served
+ *  account request for it; manual: it changes only through mutateAccount/evolveAccount (and the
+ *  collateral follows the bill history, i.e. appendBill). */
+export type AccountEvolution = "per-request" | "manual";
+
 export interface SandboxOptions {
   host?: string;
   port?: number;
@@ -70,6 +75,8 @@ export interface SandboxOptions {
   credentials?: SandboxCredentials;
   timestampToleranceMs?: number;
   log?: (line: string) => void;
+  /** Default "per-request". */
+  accountEvolution?: AccountEvolution;
 }
 
 export interface SandboxBill {
@@ -102,6 +109,133 @@ export interface Sandbox {
   stats(): SandboxStats;
   resetStats(): void;
   close(): Promise<void>;
+  /** The state that the NEXT account response for this coin id will serve (a deep copy). */
+  accountState(coinId: string): SandboxAccountState;
+  /** Replace/modify the state for a coin id (tests script exact changes); bumps version and the
+   *  account's updated_time when the account part changed. Returns the new state. */
+  mutateAccount(coinId: string, change: (state: SandboxAccountState) => void): SandboxAccountState;
+  /** Advance the seeded evolution one step for a coin id (what "per-request" does automatically
+   *  after serving each request). */
+  evolveAccount(coinId: string): SandboxAccountState;
+}
+
+/** The state the sandbox serves for one coin id, in plain typed form (decimals and ids as
+ *  strings, exactly the digits that are sent). See README.md "Account state". */
+export interface SandboxAccountState {
+  /** Changes whenever anything in the served content changes (e.g. "17"). */
+  version: string;
+  account: {
+    id: string;
+    user_id: string;
+    client_account_id: string;
+    is_system_account: boolean;
+    default_fee_setting: SandboxFeeSetting | null;
+    /** contract_id_to_fee_setting, one per contract (map key = contract_id) */
+    fees: SandboxFeeSetting[];
+    modes: SandboxModeSetting[];
+    leverages: SandboxLeverageSetting[];
+    create_order_rate_limit_per_minute: number;
+    create_order_delay_milliseconds: number;
+    extra_type: string;
+    extra_data_json: string;
+    status: string;
+    /** 13-digit ms strings */
+    created_time: string;
+    updated_time: string;
+  };
+  /** all fields of spec 2.5; integers (coin_id, cross_contract_id) as digit strings here */
+  collateral: SandboxCollateral[];
+  /** all fields of spec 2.6; integers (coin_id, contract_id) as digit strings here */
+  positions: SandboxPosition[];
+}
+
+export interface SandboxFeeSetting {
+  contract_id: string;
+  is_set_fee_rate: boolean;
+  taker_fee_rate: string;
+  maker_fee_rate: string;
+  is_set_fee_discount: boolean;
+  fee_discount: string;
+  is_set_taker_maker_fee_discount: boolean;
+  taker_fee_discount: string;
+  maker_fee_discount: string;
+}
+
+export interface SandboxModeSetting {
+  contract_id: string;
+  margin_mode: string;
+  separated_mode: string;
+  position_mode: string;
+}
+
+export interface SandboxLeverageSetting {
+  contract_id: string;
+  isolated_long_leverage: string;
+  isolated_short_leverage: string;
+  cross_leverage: string;
+  shared_leverage: string;
+}
+
+export interface SandboxCollateral {
+  account_id: string;
+  coin_id: string;
+  margin_mode: string;
+  cross_contract_id: string;
+  isolated_position_id: string;
+  amount: string;
+  pending_deposit_amount: string;
+  pending_withdraw_amount: string;
+  pending_transfer_in_amount: string;
+  pending_transfer_out_amount: string;
+  is_liquidating: boolean;
+  legacy_amount: string;
+  cum_deposit_amount: string;
+  cum_withdraw_amount: string;
+  cum_transfer_in_amount: string;
+  cum_transfer_out_amount: string;
+  cum_margin_move_in_amount: string;
+  cum_margin_move_out_amount: string;
+  cum_position_open_long_amount: string;
+  cum_position_open_short_amount: string;
+  cum_position_close_long_amount: string;
+  cum_position_close_short_amount: string;
+  cum_position_fill_fee_amount: string;
+  cum_position_liquidate_fee_amount: string;
+  cum_position_funding_amount: string;
+  cum_order_fill_fee_income_amount: string;
+  cum_order_liquidate_fee_income_amount: string;
+  created_time: string;
+  updated_time: string;
+}
+
+export interface SandboxPosition {
+  id: string;
+  account_id: string;
+  coin_id: string;
+  contract_id: string;
+  side: string;
+  margin_mode: string;
+  separated_mode: string;
+  separated_open_order_id: string;
+  leverage: string;
+  size: string;
+  open_value: string;
+  open_fee: string;
+  funding_fee: string;
+  isolated_margin: string;
+  is_auto_append_isolated_margin: boolean;
+  cum_open_size: string;
+  cum_open_value: string;
+  cum_open_fee: string;
+  cum_close_size: string;
+  cum_close_value: string;
+  cum_close_fee: string;
+  cum_funding_fee: string;
+  cum_liquidate_fee: string;
+  created_match_sequence_id: string;
+  updated_match_sequence_id: string;
+  created_time: string;
+  updated_time: string;
 }
 
 /**

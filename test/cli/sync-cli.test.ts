@@ -13,7 +13,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  sandbox = await startSandbox({ seed: 21, billCount: 1200 });
+  sandbox = await startSandbox({ seed: 21, billCount: 1200, accountEvolution: "manual" });
   env = {
     DATABASE_URL: database.url,
     EXCHANGE_BASE_URL: sandbox.url,
@@ -33,10 +33,10 @@ describe("ledger-sync migrate and sync --once", () => {
   it("migrates, then a second migrate is a no-op", async () => {
     const first = await runCli(["migrate"], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/applied 1 migration\(s\): \d+_init/);
+    expect(first.stdout).toMatch(/applied 2 migration\(s\): \d+_init, \d+_snapshots/);
     const second = await runCli(["migrate"], env);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/up to date \(1 migrations already applied\)/);
+    expect(second.stdout).toMatch(/up to date \(2 migrations already applied\)/);
   });
 
   it("syncs every bill, exits 0; a second run adds nothing", async () => {
@@ -52,6 +52,34 @@ describe("ledger-sync migrate and sync --once", () => {
     const again = await runCli(["sync", "--once", "--json"], env);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ account: "cli", bills: { inserted: 0, revised: 0, quarantined: 0 } });
+  });
+
+  it("sync --once also snapshots every coin in SYNC_COIN_IDS, and snapshot --once reports what changed per coin", async () => {
+    const withCoins = { ...env, SYNC_COIN_IDS: "2,1" };
+    const r = await runCli(["sync", "--once"], withCoins);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/coin 2 \(version \d+\): account changed/);
+    expect(r.stdout).toMatch(/coin 1 \(version \d+\): account changed/);
+
+    const unchanged = await runCli(["snapshot", "--once"], withCoins);
+    expect(unchanged.code, unchanged.stderr).toBe(0);
+    expect(unchanged.stdout).toMatch(/coin 2 \(version \d+\): account unchanged, settings versions \+0 .* opened 0, changed 0, closed 0/);
+
+    const state = sandbox.accountState("2");
+    sandbox.mutateAccount("2", (s) => {
+      s.positions.pop();
+      s.account.leverages[0]!.cross_leverage = "50";
+    });
+    const changed = await runCli(["snapshot", "--once", "--json"], withCoins);
+    expect(changed.code, changed.stderr).toBe(0);
+    const coin2 = JSON.parse(changed.stdout).snapshots.coins.find((c: { coinId: string }) => c.coinId === "2");
+    expect(coin2).toMatchObject({ outcome: "stored", changes: { accountChanged: true, settingsChanged: { leverages: 1 }, positions: { closed: 1 } }, positionsOpen: state.positions.length - 1 });
+  });
+
+  it("snapshot --once needs SYNC_COIN_IDS", async () => {
+    const r = await runCli(["snapshot", "--once"], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/SYNC_COIN_IDS is empty/);
   });
 
   it("stops on an authentication error with the exchange's code, a hint, and no secret in any output", async () => {

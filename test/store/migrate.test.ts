@@ -46,35 +46,38 @@ function shadowDatabases(url: string): Promise<{ datname: string }[]> {
 
 describe("migrations of prisma/schema.prisma", () => {
   let db: TestDatabase;
-  let initName: string;
+  let names: string[];
 
   beforeAll(async () => {
     db = await createTestDatabase("ls_migrate");
-    const names = await committedMigrations();
-    expect(names).toHaveLength(1);
-    initName = names[0]!;
-    expect(initName).toMatch(/^\d{14}_init$/);
+    names = await committedMigrations();
+    expect(names.length).toBeGreaterThanOrEqual(2);
+    expect(names[0]).toMatch(/^\d{14}_init$/);
+    expect(names[1]).toMatch(/^\d{14}_snapshots$/);
   });
   afterAll(async () => {
     await db?.drop();
   });
 
-  it("reports the init migration as pending on an empty database", async () => {
+  it("reports every migration as pending on an empty database", async () => {
     const status = await migrationStatus(db.url);
-    expect(status).toEqual({ applied: [], pending: [initName], problems: [] });
+    expect(status).toEqual({ applied: [], pending: names, problems: [] });
   });
 
   it("deploys onto an empty database and records it as the Prisma CLI does", async () => {
     const messages: string[] = [];
     const result = await migrateDeploy(db.url, { log: (m) => messages.push(m) });
-    expect(result).toEqual({ applied: [initName], alreadyApplied: 0 });
-    expect(messages.join("\n")).toContain(initName);
+    expect(result).toEqual({ applied: names, alreadyApplied: 0 });
+    for (const name of names) expect(messages.join("\n")).toContain(name);
 
     const tables = await query<{ table_name: string }>(
       db.url,
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
     );
-    expect(tables.map((t) => t.table_name)).toEqual(["_prisma_migrations", "bill_revisions", "bills", "quarantine", "sync_state"]);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      "_prisma_migrations", "account_snapshots", "bill_revisions", "bills", "collateral_current", "collateral_history",
+      "fee_settings", "leverage_settings", "mode_settings", "position_history", "positions_current", "quarantine", "sync_state",
+    ]);
 
     // Decimal @db.Decimal must be unconstrained NUMERIC: a precision/scale would round and pad.
     const numerics = await query<{ table_name: string; column_name: string; numeric_precision: number | null; numeric_scale: number | null }>(
@@ -82,13 +85,14 @@ describe("migrations of prisma/schema.prisma", () => {
       `SELECT table_name, column_name, numeric_precision, numeric_scale FROM information_schema.columns
        WHERE table_schema = 'public' AND data_type = 'numeric' ORDER BY table_name, column_name`,
     );
-    expect(numerics).toEqual(
-      ["bill_revisions", "bills"].flatMap((table_name) =>
-        ["amount", "balance", "fill_fee"].map((column_name) => ({ table_name, column_name, numeric_precision: null, numeric_scale: null })),
-      ),
-    );
+    // Every amount is unconstrained; only the match sequence ids are NUMERIC(39,0) (whole numbers).
+    expect(numerics.length).toBeGreaterThan(50);
+    for (const n of numerics) {
+      const sequence = n.column_name.endsWith("_match_sequence_id");
+      expect(n, `${n.table_name}.${n.column_name}`).toMatchObject(sequence ? { numeric_precision: 39, numeric_scale: 0 } : { numeric_precision: null, numeric_scale: null });
+    }
+    expect(numerics.filter((n) => ["bills", "bill_revisions"].includes(n.table_name)).map((n) => n.column_name).sort()).toEqual(["amount", "amount", "balance", "balance", "fill_fee", "fill_fee"]);
 
-    const sql = await readFile(join(migrationsDir, initName, "migration.sql"));
     const rows = await query<{
       id: string;
       checksum: string;
@@ -98,27 +102,28 @@ describe("migrations of prisma/schema.prisma", () => {
       rolled_back_at: Date | null;
       logs: string | null;
       applied_steps_count: number;
-    }>(db.url, "SELECT * FROM _prisma_migrations");
-    expect(rows).toHaveLength(1);
-    const row = rows[0]!;
-    expect(row.migration_name).toBe(initName);
-    expect(row.checksum).toBe(createHash("sha256").update(sql).digest("hex"));
-    expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(row.finished_at).toBeInstanceOf(Date);
-    expect(row.finished_at!.getTime()).toBeGreaterThanOrEqual(row.started_at.getTime());
-    expect(row.rolled_back_at).toBeNull();
-    expect(row.logs).toBeNull();
-    expect(row.applied_steps_count).toBe(1);
+    }>(db.url, "SELECT * FROM _prisma_migrations ORDER BY migration_name");
+    expect(rows.map((r) => r.migration_name)).toEqual(names);
+    for (const row of rows) {
+      const sql = await readFile(join(migrationsDir, row.migration_name, "migration.sql"));
+      expect(row.checksum).toBe(createHash("sha256").update(sql).digest("hex"));
+      expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(row.finished_at).toBeInstanceOf(Date);
+      expect(row.finished_at!.getTime()).toBeGreaterThanOrEqual(row.started_at.getTime());
+      expect(row.rolled_back_at).toBeNull();
+      expect(row.logs).toBeNull();
+      expect(row.applied_steps_count).toBe(1);
+    }
   });
 
   it("is a no-op the second time", async () => {
     const before = await query(db.url, "SELECT id, finished_at FROM _prisma_migrations");
-    expect(await migrateDeploy(db.url)).toEqual({ applied: [], alreadyApplied: 1 });
+    expect(await migrateDeploy(db.url)).toEqual({ applied: [], alreadyApplied: names.length });
     expect(await query(db.url, "SELECT id, finished_at FROM _prisma_migrations")).toEqual(before);
   });
 
   it("reports nothing pending once deployed", async () => {
-    expect(await migrationStatus(db.url)).toEqual({ applied: [initName], pending: [], problems: [] });
+    expect(await migrationStatus(db.url)).toEqual({ applied: names, pending: [], problems: [] });
   });
 
   it("enforces digits-only bill ids with a CHECK constraint", async () => {

@@ -36,12 +36,13 @@ function snapshot(minute: number, body: AccountResponseFixture | string): Promis
 }
 
 const q = <T = Record<string, unknown>>(sql: string, ...params: unknown[]) => t.db.$queryRawUnsafe<T[]>(sql, ...params);
-const counts = async () =>
-  (await q<Record<string, number>>(`SELECT
+type Counts = Record<"accounts" | "fees" | "modes" | "leverages" | "collateral_history" | "position_history" | "positions" | "collateral", number>;
+const counts = async (): Promise<Counts> =>
+  (await q<Counts>(`SELECT
     (SELECT count(*)::int FROM account_snapshots) AS accounts, (SELECT count(*)::int FROM fee_settings) AS fees,
     (SELECT count(*)::int FROM mode_settings) AS modes, (SELECT count(*)::int FROM leverage_settings) AS leverages,
     (SELECT count(*)::int FROM collateral_history) AS collateral_history, (SELECT count(*)::int FROM position_history) AS position_history,
-    (SELECT count(*)::int FROM positions_current) AS positions, (SELECT count(*)::int FROM collateral_current) AS collateral`))[0];
+    (SELECT count(*)::int FROM positions_current) AS positions, (SELECT count(*)::int FROM collateral_current) AS collateral`))[0]!;
 const positions = () =>
   q(`SELECT position_id, size::text, funding_fee::text, created_match_sequence_id::text AS created_seq, updated_match_sequence_id::text AS updated_seq,
             to_char(closed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS closed_at,
