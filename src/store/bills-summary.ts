@@ -1,4 +1,4 @@
-// Read-side summary of the bills table (demo and status output).
+// Read-side summary of what is stored for an account (demo and status output).
 import type { Db } from "./prisma.ts";
 
 export interface BillsSummary {
@@ -6,7 +6,11 @@ export interface BillsSummary {
   byType: { coin: string; businessType: string; count: number; amountSum: string }[];
   balances: { coin: string; balance: string; billId: string; createdAt: string }[];
   quarantined: number;
+  /** Row counts of the snapshot tables. */
+  snapshotRows: Record<string, number>;
 }
+
+const SNAPSHOT_TABLES = ["account_snapshots", "fee_settings", "positions_current", "position_history", "collateral_history"] as const;
 
 export async function summariseBills(db: Db, accountName: string): Promise<BillsSummary> {
   const byType = await db.$queryRawUnsafe<{ coin: string; businessType: string; count: number; amountSum: string }[]>(
@@ -22,5 +26,9 @@ export async function summariseBills(db: Db, accountName: string): Promise<Bills
     accountName,
   );
   const quarantined = await db.quarantine.count({ where: { accountName } });
-  return { total: byType.reduce((n, r) => n + r.count, 0), byType, balances, quarantined };
+  const [counts] = await db.$queryRawUnsafe<Record<string, number>[]>(
+    `SELECT ${SNAPSHOT_TABLES.map((t) => `(SELECT count(*)::int FROM ${t} WHERE account_name = $1) AS ${t}`).join(", ")}`,
+    accountName,
+  );
+  return { total: byType.reduce((n, r) => n + r.count, 0), byType, balances, quarantined, snapshotRows: counts ?? {} };
 }

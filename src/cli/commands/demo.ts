@@ -40,6 +40,7 @@ export function registerDemo(program: Command): void {
         import("../../exchange/weight-gate.ts"),
         import("../../store/bills-summary.ts"),
       ]);
+      const { syncAccountSnapshots } = await import("../../streams/snapshots/index.ts");
       const out = (line = "") => process.stdout.write(`${line}\n`);
 
       const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(".data/demo-postgres", DEMO_PG_PORT);
@@ -78,6 +79,18 @@ export function registerDemo(program: Command): void {
         const seconds = (performance.now() - started) / 1000;
         out(`synced bills: ${s.billsFetched} fetched in ${s.requests} requests, ${s.inserted} new, ${s.revised} revised, ${s.quarantined} quarantined (${seconds.toFixed(1)} s)`);
         if (s.splitMilliseconds) out(`same-millisecond bursts split by filters: ${s.splitMilliseconds}${s.unverifiedMilliseconds.length ? `, of which not provably complete: ${s.unverifiedMilliseconds.length}` : ""}`);
+        // The sandbox's coins (USDT = 2, USDC = 1) unless SYNC_COIN_IDS says otherwise.
+        const coinIds = config.coinIds.length > 0 ? config.coinIds : sandbox ? ["2", "1"] : [];
+        if (coinIds.length > 0) {
+          const snaps = await syncAccountSnapshots({ db, client, logger, accountName: account, coinIds, retentionDays: config.snapshotRetentionDays, signal });
+          for (const c of snaps.coins) {
+            out(
+              c.outcome === "stored"
+                ? `snapshot coin ${c.coinId}: version ${c.version}, ${c.positionsOpen} open positions, account ${c.changes.accountChanged ? "changed" : "unchanged"}`
+                : `snapshot coin ${c.coinId}: QUARANTINED (${c.reason})`,
+            );
+          }
+        }
         const summary = await summariseBills(db, account);
         out();
         out(`bills in the database for account "${account}", by coin and business type:`);
@@ -85,6 +98,7 @@ export function registerDemo(program: Command): void {
         out("latest balance per coin:");
         for (const r of summary.balances) out(`  ${r.coin.padEnd(6)} ${r.balance}  (bill ${r.billId} at ${r.createdAt})`);
         out(`quarantined records: ${summary.quarantined}`);
+        out(`snapshot rows: ${Object.entries(summary.snapshotRows).map(([table, n]) => `${table} ${n}`).join(", ")}`);
         if (sandbox) {
           const truth = sandbox.truth();
           out(`sandbox truth: ${truth.length} bills; database: ${summary.total} bills ${summary.total === truth.length ? "(match)" : "(MISMATCH)"}`);
