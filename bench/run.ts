@@ -3,6 +3,7 @@
 import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { ingestVsCopy } from "./ingest-vs-copy.ts";
+import { snapshotCost } from "./snapshots.ts";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -24,6 +25,21 @@ const rows: [string, string][] = [
   ["backfill / COPY", `${r.ratio.toFixed(2)}x`],
   ["peak RSS during the backfill", `${r.peakRssMb.toFixed(0)} MB (the client process; the sandbox runs in its own)`],
 ];
-const table = ["| measure | result |", "|---|---|", ...rows.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
-process.stdout.write(`\n${machine}\n\n${table}\n`);
-writeFileSync("docs/benchmarks.md", `# Benchmarks\n\nProduced by \`npm run bench -- --bills ${bills}\`. Figures, not tests.\n\nMachine: ${machine}\n\n## Ingest vs COPY\n\n${table}\n`);
+const toTable = (rs: [string, string][]) => ["| measure | result |", "|---|---|", ...rs.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
+const table = toTable(rows);
+
+const snapshotRounds = arg("snapshot-rounds", 200);
+const sn = await snapshotCost(snapshotRounds);
+const snapshotTable = toTable([
+  ["snapshots per kind (2 coins each)", String(sn.rounds)],
+  ["unchanged account: time per coin snapshot", `${sn.unchangedMsPerSnapshot.toFixed(1)} ms`],
+  ["unchanged account: history rows added", String(sn.unchangedHistoryRows)],
+  ["evolving account (one seeded step per coin per round): time per coin snapshot", `${sn.evolvingMsPerSnapshot.toFixed(1)} ms`],
+  ["evolving account: history rows added", `${sn.evolvingHistoryRows} (${(sn.evolvingHistoryRows / sn.rounds / 2).toFixed(2)} per coin snapshot)`],
+  ["history storage", `${sn.historyBytesPerRow.toFixed(0)} bytes per history row, indexes included`],
+]);
+process.stdout.write(`\n${machine}\n\n## Ingest vs COPY\n\n${table}\n\n## Snapshots\n\n${snapshotTable}\n`);
+writeFileSync(
+  "docs/benchmarks.md",
+  `# Benchmarks\n\nProduced by \`npm run bench -- --bills ${bills} --snapshot-rounds ${snapshotRounds}\`. Figures, not tests.\n\nMachine: ${machine}\n\n## Ingest vs COPY\n\n${table}\n\n## Snapshots\n\n${snapshotTable}\n`,
+);

@@ -1,0 +1,61 @@
+// Benchmark 2: snapshot cost. Time per snapshot (2 coins, fetch + validate + one transaction each)
+// when nothing changed and when the account evolves, and how much history each kind adds.
+import { pino } from "pino";
+import { ExchangeClient } from "../src/exchange/http-client.ts";
+import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
+import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox } from "../src/sandbox/index.ts";
+import { migrateDeploy } from "../src/store/migrate/index.ts";
+import { createDb } from "../src/store/prisma.ts";
+import { syncAccountSnapshots } from "../src/streams/snapshots/index.ts";
+import { benchDatabase } from "./postgres.ts";
+
+export interface SnapshotResult {
+  rounds: number;
+  unchangedMsPerSnapshot: number;
+  unchangedHistoryRows: number;
+  evolvingMsPerSnapshot: number;
+  evolvingHistoryRows: number;
+  historyBytesPerRow: number;
+}
+
+const HISTORY = ["account_snapshots", "fee_settings", "mode_settings", "leverage_settings", "collateral_history", "position_history"];
+
+export async function snapshotCost(rounds: number): Promise<SnapshotResult> {
+  const database = await benchDatabase();
+  const sandbox = await startSandbox({ billCount: 20_000, limits: null, accountEvolution: "manual", seed: 3 });
+  const logger = pino({ level: "warn" });
+  const client = new ExchangeClient({ baseUrl: sandbox.url, credentials: DEFAULT_SANDBOX_CREDENTIALS, locale: "en-US", timeoutMs: 10_000, maxAttempts: 3, gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }), logger });
+  const db = createDb(database.url);
+  const historyRows = async () => {
+    const [r] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT ${HISTORY.map((t) => `(SELECT count(*) FROM ${t})`).join(" + ")} AS n`);
+    return Number(r?.n ?? 0);
+  };
+  const run = () => syncAccountSnapshots({ db, client, logger, accountName: "bench", coinIds: ["2", "1"], retentionDays: undefined });
+  try {
+    await migrateDeploy(database.url);
+    await run();
+    let before = await historyRows();
+    let t0 = performance.now();
+    for (let i = 0; i < rounds; i++) await run();
+    const unchangedMs = (performance.now() - t0) / rounds / 2;
+    const unchangedRows = (await historyRows()) - before;
+
+    before = await historyRows();
+    t0 = performance.now();
+    for (let i = 0; i < rounds; i++) {
+      sandbox.evolveAccount("2");
+      sandbox.evolveAccount("1");
+      await run();
+    }
+    const evolvingMs = (performance.now() - t0) / rounds / 2;
+    const evolvingRows = (await historyRows()) - before;
+    const [size] = await db.$queryRawUnsafe<{ bytes: number }[]>(`SELECT (${HISTORY.map((t) => `pg_total_relation_size('${t}')`).join(" + ")})::float8 AS bytes`);
+    return { rounds, unchangedMsPerSnapshot: unchangedMs, unchangedHistoryRows: unchangedRows, evolvingMsPerSnapshot: evolvingMs, evolvingHistoryRows: evolvingRows, historyBytesPerRow: (size?.bytes ?? 0) / (await historyRows()) };
+  } finally {
+    await client.close();
+    await db.$disconnect();
+    await sandbox.close();
+    await database.drop();
+    await database.stopServer();
+  }
+}
