@@ -3,14 +3,17 @@
 // under .data/test-postgres so that `npm test` works on a fresh machine with nothing installed.
 import type { TestProject } from "vitest/node";
 import type { EmbeddedHandle } from "../../src/store/embedded-postgres.ts";
+import { startRedisServer, type RedisHandle } from "./redis-server.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    redisUrl: string;
   }
 }
 
 let embedded: EmbeddedHandle | undefined;
+let redis: RedisHandle | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   let url = process.env.TEST_DATABASE_URL;
@@ -21,8 +24,16 @@ export async function setup(project: TestProject): Promise<void> {
     url = embedded.url;
   }
   project.provide("adminDatabaseUrl", url);
+
+  let redisUrl = process.env.TEST_REDIS_URL;
+  if (!redisUrl) {
+    redis = await startRedisServer();
+    redisUrl = redis.url;
+  }
+  project.provide("redisUrl", redisUrl);
 }
 
 export async function teardown(): Promise<void> {
   await embedded?.stop();
+  await redis?.stop();
 }

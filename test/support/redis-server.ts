@@ -1,0 +1,68 @@
+// A Redis server for tests: the system redis-server on a free loopback port in a temporary
+// directory, installed with apt when missing and running as root (the project's machines are
+// Debian); otherwise a clear message on how to get one. CI passes TEST_REDIS_URL instead.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface RedisHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync("redis-server", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+export function ensureRedisServerInstalled(log: (line: string) => void = console.log): void {
+  if (hasRedisServer()) return;
+  if (process.getuid?.() !== 0) throw new Error("redis-server is not installed: install it (Debian: sudo apt-get install -y redis-server) or set TEST_REDIS_URL");
+  log("installing redis-server with apt-get (not found on this machine)");
+  execFileSync("sh", ["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null"], { stdio: "inherit" });
+}
+
+export async function startRedisServer(): Promise<RedisHandle> {
+  ensureRedisServerInstalled();
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "ledger-sync-redis-"));
+  const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"], { stdio: "ignore" });
+  const url = `redis://127.0.0.1:${port}`;
+  // Ready when it accepts a connection.
+  for (let i = 0; i < 100; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = connect(port, "127.0.0.1", () => {
+        s.end();
+        resolve(true);
+      });
+      s.on("error", () => resolve(false));
+    });
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((r) => child.once("exit", r));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
