@@ -1,0 +1,112 @@
+// Lua scripts of RedisWeightGate (see redis-weight-gate.ts for the data layout).
+//
+// Every time is Redis TIME in integer microseconds (an epoch in µs is ~1.8e15, exact in a Lua
+// double), so one clock serves all machines and scores compare exactly. Numbers go back to the
+// client as strings where they may be fractional or large: Redis truncates Lua numbers to integers.
+
+/** Shared helpers, prepended to each script. */
+const PRELUDE = `
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local function fmt(x) return string.format('%.0f', x) end
+`;
+
+/**
+ * Check-and-charge both budgets atomically, or report how long to wait; mode "peek" only reports.
+ *
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip pause, 4 uid pause
+ * ARGV: 1 mode ("charge" | "peek"), 2 windowMs, 3 maxInFlightMs, 4 ip limit, 5 uid limit,
+ *       6 ip member, 7 uid member (each "<id>:<weight>"), 8 ip cost, 9 uid cost, 10 key TTL ms
+ * Returns: { granted 0|1, wait ms (integer, 0 when granted), used ip, used uid, now µs }
+ *   "used" includes the new charge when granted. The wait is exact when the budget frees up by
+ *   settled charges expiring or the pause ending; when it needs an in-flight charge it is the lower
+ *   bound windowMs (that charge, settled at the earliest right now, still counts for a window).
+ */
+export const CHARGE_SCRIPT = `${PRELUDE}
+local now = now_us()
+local window = tonumber(ARGV[2]) * 1000
+local in_flight = tonumber(ARGV[3]) * 1000
+local limits = { tonumber(ARGV[4]), tonumber(ARGV[5]) }
+local members = { ARGV[6], ARGV[7] }
+local costs = { tonumber(ARGV[8]), tonumber(ARGV[9]) }
+local charge = ARGV[1] == 'charge'
+
+local wait = 0
+for i = 3, 4 do
+  local p = redis.call('PTTL', KEYS[i])
+  if p > wait then wait = p end
+end
+
+local used = { 0, 0 }
+for i = 1, 2 do
+  -- A charge counts while at + window > now.
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', fmt(now - window))
+  local all = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
+  local weights = {}
+  local sum = 0
+  for j = 1, #all, 2 do
+    local w = tonumber(string.match(all[j], ':([^:]*)$')) or 0
+    weights[j] = w
+    sum = sum + w
+  end
+  used[i] = sum
+  local need = sum + costs[i] - limits[i]
+  if charge and need > 0 then
+    -- Free charges in expiry order (ascending score) until the cost fits.
+    local w_us = window
+    local freed = 0
+    for j = 1, #all, 2 do
+      freed = freed + weights[j]
+      if freed >= need then
+        local at = tonumber(all[j + 1])
+        if at <= now then w_us = at + window - now end
+        break
+      end
+    end
+    local w_ms = math.ceil(w_us / 1000)
+    if w_ms < 1 then w_ms = 1 end
+    if w_ms > wait then wait = w_ms end
+  end
+end
+
+if not charge or wait > 0 then
+  return { 0, wait, tostring(used[1]), tostring(used[2]), fmt(now) }
+end
+
+local at = fmt(now + in_flight)
+local ttl = tonumber(ARGV[10])
+for i = 1, 2 do
+  if costs[i] > 0 then
+    redis.call('ZADD', KEYS[i], at, members[i])
+    used[i] = used[i] + costs[i]
+  end
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now) }
+`;
+
+/**
+ * The request finished: move the charge's "at" to now (it then counts for one more window).
+ * KEYS: 1 ip zset, 2 uid zset. ARGV: 1 ip member, 2 uid member. XX: a charge that already expired
+ * (or was released) is not resurrected.
+ */
+export const SETTLE_SCRIPT = `${PRELUDE}
+local now = fmt(now_us())
+for i = 1, 2 do redis.call('ZADD', KEYS[i], 'XX', now, ARGV[i]) end
+return 1
+`;
+
+/**
+ * Hold everything back for ARGV[1] ms on every pause key; never shortens a longer pause.
+ * KEYS: pause keys.
+ */
+export const PAUSE_SCRIPT = `
+local d = tonumber(ARGV[1])
+for i = 1, #KEYS do
+  local p = redis.call('PTTL', KEYS[i])
+  if p < d then redis.call('SET', KEYS[i], '1', 'PX', d) end
+end
+return 1
+`;

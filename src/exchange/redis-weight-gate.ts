@@ -1,0 +1,251 @@
+// The sliding-window weight gate of weight-gate.ts, with its budgets in Redis so that every
+// worker process on every machine draws from the same IP and UID budgets.
+//
+// Layout, per budget key K (e.g. "ledger-sync:w:ip:egress-1"):
+//   K        sorted set of charges. member "<id>:<weight>", score = the charge's "at" in Redis-TIME
+//            microseconds: the charge counts while at + window > now. In flight, at = acquire time +
+//            maxInFlightMs (so the charge of a process that died still expires); settle() moves it
+//            to the finish time. PEXPIREd to window + maxInFlight + 1 s on each charge, so idle keys vanish.
+//   K:pause  present (with a PX expiry) while the exchange asked us to back off.
+// One script (redis-weight-gate.lua.ts) checks and charges both budgets atomically, so acquire() is
+// one round trip when the budget has room, plus one per wait. settle() is one fire-and-forget round trip.
+//
+// Redis Cluster: the script touches both budgets' keys, so they must share a hash slot (put a hash
+// tag such as "{ledger-sync}" in both keys).
+import { createHash, randomBytes } from "node:crypto";
+import type { Redis } from "ioredis";
+import { CHARGE_SCRIPT, PAUSE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
+import { sleep } from "./sleep.ts";
+import type { Permit, WeightGate } from "./weight-gate.ts";
+import type { Weight } from "./weights.ts";
+
+export interface RedisBudget {
+  key: string;
+  limit: number;
+}
+
+export interface RedisWeightGateOptions {
+  /** A shared ioredis client; the caller owns and closes it (drain() first). */
+  redis: Redis;
+  /** Shared by all accounts of this egress IP. */
+  ip: RedisBudget;
+  /** Per exchange account. */
+  uid: RedisBudget;
+  windowMs: number;
+  /** Longest a request can be in flight (the client's request timeout); a charge from a process that died before settle() expires after this + windowMs. */
+  maxInFlightMs: number;
+  /**
+   * Fallback re-check interval for a waiter when the script gives no wait (default 25). The script
+   * normally gives one: exact when settled charges or a pause hold the budget, and the lower bound
+   * windowMs when an in-flight charge does (settled at the earliest now, it still counts a window).
+   */
+  pollMs?: number;
+  /** Told of failed background writes (settle, pause, release); they are otherwise ignored, which is safe: charges expire on their own. */
+  onBackgroundError?: (err: unknown, op: "settle" | "pause" | "release") => void;
+}
+
+export interface RedisPermit extends Permit {
+  /** When the charge was made, by the Redis clock (epoch ms, fractional). */
+  readonly grantedAt: number;
+}
+
+interface ScriptResult {
+  granted: boolean;
+  waitMs: number;
+  used: Weight;
+  nowMs: number;
+}
+
+class LuaScript {
+  readonly sha: string;
+  constructor(readonly source: string) {
+    this.sha = createHash("sha1").update(source).digest("hex");
+  }
+
+  /** EVALSHA, falling back to EVAL (which caches the script) when Redis does not know it yet. */
+  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.includes("NOSCRIPT")) throw err;
+      return await redis.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+const charge = new LuaScript(CHARGE_SCRIPT);
+const settle = new LuaScript(SETTLE_SCRIPT);
+const pause = new LuaScript(PAUSE_SCRIPT);
+
+export class RedisWeightGate implements WeightGate {
+  private readonly redis: Redis;
+  private readonly ip: RedisBudget;
+  private readonly uid: RedisBudget;
+  private readonly windowMs: number;
+  private readonly maxInFlightMs: number;
+  private readonly pollMs: number;
+  private readonly ttlMs: number;
+  private readonly onBackgroundError: RedisWeightGateOptions["onBackgroundError"];
+  /** Unique per instance: member ids are `${instance}.${seq}`. */
+  private readonly instance = randomBytes(6).toString("base64url");
+  private seq = 0;
+  private lastUsed: Weight = { ip: 0, uid: 0 };
+  private localPauseUntil = 0;
+  /** This process's waiters take turns, in arrival order; across processes there is no order. */
+  private queue: Promise<void> = Promise.resolve();
+  private readonly background = new Set<Promise<void>>();
+  /** The zset members of each permit handed out, for release(). */
+  private readonly members = new WeakMap<RedisPermit, string[]>();
+
+  constructor(o: RedisWeightGateOptions) {
+    const positive = (n: number) => Number.isFinite(n) && n > 0;
+    if (!positive(o.ip.limit) || !positive(o.uid.limit) || !positive(o.windowMs) || !positive(o.maxInFlightMs)) {
+      throw new Error("weight budgets, window and maxInFlightMs must be positive");
+    }
+    if (!o.ip.key || !o.uid.key || o.ip.key === o.uid.key) throw new Error("the IP and UID budgets need two distinct keys");
+    this.redis = o.redis;
+    this.ip = o.ip;
+    this.uid = o.uid;
+    this.windowMs = o.windowMs;
+    this.maxInFlightMs = o.maxInFlightMs;
+    this.pollMs = o.pollMs ?? 25;
+    this.ttlMs = Math.ceil(o.windowMs + o.maxInFlightMs) + 1000;
+    this.onBackgroundError = o.onBackgroundError;
+  }
+
+  acquire(cost: Weight, signal?: AbortSignal): Promise<RedisPermit> {
+    if (!(cost.ip >= 0 && cost.uid >= 0 && Number.isFinite(cost.ip) && Number.isFinite(cost.uid))) {
+      return Promise.reject(new Error(`invalid request weight ${cost.ip}/${cost.uid}`));
+    }
+    if (cost.ip > this.ip.limit || cost.uid > this.uid.limit) {
+      return Promise.reject(new Error(`request weight ${cost.ip}/${cost.uid} exceeds the whole budget ${this.ip.limit}/${this.uid.limit}`));
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const turn = this.queue.then(() => this.waitAndCharge(cost, signal));
+    this.queue = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    if (!signal) return turn;
+    // An abort rejects at once, even while queued behind other waiters; a charge that is granted
+    // after the caller gave up is handed back (the request was never sent).
+    return new Promise<RedisPermit>((resolve, reject) => {
+      let done = false;
+      const onAbort = () => {
+        if (done) return;
+        done = true;
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      turn.then(
+        (permit) => {
+          signal.removeEventListener("abort", onAbort);
+          if (done) this.release(permit);
+          else {
+            done = true;
+            resolve(permit);
+          }
+        },
+        (err: unknown) => {
+          signal.removeEventListener("abort", onAbort);
+          if (!done) {
+            done = true;
+            reject(err);
+          }
+        },
+      );
+    });
+  }
+
+  pauseUntil(epochMs: number): void {
+    if (epochMs <= this.localPauseUntil) return;
+    this.localPauseUntil = epochMs;
+    // Redis measures the pause as a duration: machine clocks may disagree, durations do not.
+    const durationMs = Math.ceil(epochMs - Date.now());
+    if (durationMs <= 0) return;
+    this.inBackground("pause", pause.run(this.redis, [this.pauseKey(this.ip), this.pauseKey(this.uid)], [durationMs]));
+  }
+
+  /** Weight charged inside the window per budget, as of this instance's last look at Redis. */
+  used(): Weight {
+    return { ...this.lastUsed };
+  }
+
+  /** Weight charged inside the window per budget, now (one round trip). */
+  async usedNow(): Promise<Weight> {
+    return (await this.runCharge("peek", { ip: 0, uid: 0 }, "")).used;
+  }
+
+  /** Resolves when this instance's fire-and-forget writes (settle, pause, release) have landed; call before closing the client. */
+  async drain(): Promise<void> {
+    while (this.background.size) await Promise.allSettled([...this.background]);
+  }
+
+  private async waitAndCharge(cost: Weight, signal?: AbortSignal): Promise<RedisPermit> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const localPause = this.localPauseUntil - Date.now();
+      if (localPause > 0) {
+        await sleep(localPause, signal);
+        continue;
+      }
+      const id = `${this.instance}.${(this.seq++).toString(36)}`;
+      const r = await this.runCharge("charge", cost, id);
+      if (r.granted) return this.permit(id, cost, r.nowMs);
+      await sleep(r.waitMs > 0 ? r.waitMs : this.pollMs, signal);
+    }
+  }
+
+  private async runCharge(mode: "charge" | "peek", cost: Weight, id: string): Promise<ScriptResult> {
+    const raw = await charge.run(
+      this.redis,
+      [this.ip.key, this.uid.key, this.pauseKey(this.ip), this.pauseKey(this.uid)],
+      [mode, this.windowMs, this.maxInFlightMs, this.ip.limit, this.uid.limit, `${id}:${cost.ip}`, `${id}:${cost.uid}`, cost.ip, cost.uid, this.ttlMs],
+    );
+    if (!Array.isArray(raw) || raw.length !== 5) throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
+    const [granted, waitMs, ip, uid, nowUs] = raw as [number, number, string, string, string];
+    const used = { ip: Number(ip), uid: Number(uid) };
+    this.lastUsed = used;
+    return { granted: granted === 1, waitMs: Number(waitMs), used, nowMs: Number(nowUs) / 1000 };
+  }
+
+  private permit(id: string, cost: Weight, grantedAt: number): RedisPermit {
+    const members = [`${id}:${cost.ip}`, `${id}:${cost.uid}`];
+    let settled = false;
+    const permit: RedisPermit = {
+      grantedAt,
+      settle: () => {
+        if (settled) return;
+        settled = true;
+        this.inBackground("settle", settle.run(this.redis, [this.ip.key, this.uid.key], members));
+      },
+    };
+    this.members.set(permit, members);
+    return permit;
+  }
+
+  /** Hands back a charge whose request was never sent. */
+  private release(permit: RedisPermit): void {
+    const [ipMember = "", uidMember = ""] = this.members.get(permit) ?? [];
+    this.inBackground("release", this.redis.multi().zrem(this.ip.key, ipMember).zrem(this.uid.key, uidMember).exec());
+  }
+
+  private inBackground(op: "settle" | "pause" | "release", work: Promise<unknown>): void {
+    const p: Promise<void> = work.then(
+      () => undefined,
+      (err: unknown) => {
+        try {
+          this.onBackgroundError?.(err, op);
+        } catch {
+          // a failing error handler must not become an unhandled rejection
+        }
+      },
+    );
+    this.background.add(p);
+    void p.finally(() => this.background.delete(p));
+  }
+
+  private pauseKey(b: RedisBudget): string {
+    return `${b.key}:pause`;
+  }
+}

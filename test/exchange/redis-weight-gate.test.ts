@@ -1,0 +1,242 @@
+// RedisWeightGate against a real Redis. Several gates with their own ioredis connections but the
+// same keys stand for worker processes on different machines.
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisWeightGate, type RedisWeightGateOptions } from "../../src/exchange/redis-weight-gate.ts";
+import type { Weight } from "../../src/exchange/weights.ts";
+import { createTestRedis, type TestRedis } from "../support/redis.ts";
+
+let redis: TestRedis;
+const clients: Redis[] = [];
+const gates: RedisWeightGate[] = [];
+let keySeq = 0;
+
+beforeAll(async () => {
+  redis = await createTestRedis();
+});
+
+afterAll(async () => {
+  await Promise.all(gates.map((g) => g.drain()));
+  await Promise.all(clients.map((c) => c.quit()));
+  await redis.cleanup();
+});
+
+/** A fresh key under this file's prefix. */
+function key(name: string): string {
+  return `${redis.prefix}:w:${name}:${keySeq++}`;
+}
+
+/** A gate on its own connection: one simulated process. */
+function processGate(o: Omit<RedisWeightGateOptions, "redis">): RedisWeightGate {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  clients.push(client);
+  const gate = new RedisWeightGate({ ...o, redis: client });
+  gates.push(gate);
+  return gate;
+}
+
+interface Grant {
+  at: number;
+  cost: Weight;
+  account: string;
+}
+
+/** The largest weight acquired within any window (t - windowMs, t], per the picked budget. */
+function maxInAnyWindow(grants: Grant[], windowMs: number, weight: (g: Grant) => number): number {
+  const sorted = [...grants].sort((a, b) => a.at - b.at);
+  let max = 0;
+  let sum = 0;
+  let lo = 0;
+  for (const g of sorted) {
+    sum += weight(g);
+    while (sorted[lo]!.at <= g.at - windowMs) sum -= weight(sorted[lo++]!);
+    max = Math.max(max, sum);
+  }
+  return max;
+}
+
+/** `requests` acquire/hold/settle cycles on `gate`, `concurrency` at a time; holds 0–30 ms. */
+async function hammer(gate: RedisWeightGate, account: string, cost: Weight, requests: number, concurrency: number, grants: Grant[]) {
+  let left = requests;
+  const worker = async () => {
+    while (left > 0) {
+      left--;
+      const permit = await gate.acquire(cost);
+      grants.push({ at: permit.grantedAt, cost, account });
+      await new Promise((r) => setTimeout(r, Math.random() * 30));
+      permit.settle();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+describe("RedisWeightGate", () => {
+  it("keeps several processes together under both budgets in every sliding window, at close to the budget's rate", async () => {
+    const windowMs = 250;
+    const ip = { key: key("ip"), limit: 40 };
+    const uid = { key: key("uid"), limit: 100 };
+    const procs = [0, 1, 2].map(() => processGate({ ip, uid, windowMs, maxInFlightMs: 5000 }));
+    const cost = { ip: 2, uid: 5 };
+    const perProcess = 60;
+    const grants: Grant[] = [];
+    await Promise.all(procs.map((g, i) => hammer(g, `p${i}`, cost, perProcess, 8, grants)));
+
+    const n = procs.length * perProcess;
+    expect(grants).toHaveLength(n);
+    expect(maxInAnyWindow(grants, windowMs, (g) => g.cost.ip)).toBeLessThanOrEqual(ip.limit);
+    expect(maxInAnyWindow(grants, windowMs, (g) => g.cost.uid)).toBeLessThanOrEqual(uid.limit);
+
+    // 20 requests fit a window; after the first (free) burst, the best possible is 20 per window.
+    const perWindow = Math.min(ip.limit / cost.ip, uid.limit / cost.uid);
+    const times = grants.map((g) => g.at).sort((a, b) => a - b);
+    const elapsed = times.at(-1)! - times[0]!;
+    const rate = ((n - perWindow) / elapsed) * 1000;
+    const theoretical = (perWindow / windowMs) * 1000;
+    console.log(
+      `3 processes, ${n} requests of ${cost.ip}/${cost.uid} under ${ip.limit}/${uid.limit} per ${windowMs} ms: ` +
+        `${elapsed.toFixed(0)} ms, ${rate.toFixed(1)} req/s steady state = ${((rate / theoretical) * 100).toFixed(1)}% of ${theoretical} req/s`,
+    );
+    expect(rate).toBeGreaterThanOrEqual(0.7 * theoretical);
+    for (const g of procs) await g.drain();
+    const used = await procs[0]!.usedNow();
+    expect(used.ip).toBeLessThanOrEqual(ip.limit);
+    expect(used.uid).toBeLessThanOrEqual(uid.limit);
+  });
+
+  it("limits each account by its own UID budget and all accounts together by the shared IP budget", async () => {
+    const windowMs = 250;
+    const ip = { key: key("ip"), limit: 40 }; // 20 requests of ip 2 per window, for everyone
+    const uidA = { key: key("uid-a"), limit: 50 }; // 10 requests of uid 5 per window
+    const uidB = { key: key("uid-b"), limit: 100 }; // 20 per window
+    const a1 = processGate({ ip, uid: uidA, windowMs, maxInFlightMs: 5000 });
+    const a2 = processGate({ ip, uid: uidA, windowMs, maxInFlightMs: 5000 });
+    const b = processGate({ ip, uid: uidB, windowMs, maxInFlightMs: 5000 });
+    const cost = { ip: 2, uid: 5 };
+    const grants: Grant[] = [];
+    await Promise.all([hammer(a1, "A", cost, 20, 6, grants), hammer(a2, "A", cost, 20, 6, grants), hammer(b, "B", cost, 40, 8, grants)]);
+
+    const of = (account: string) => grants.filter((g) => g.account === account);
+    const maxA = maxInAnyWindow(of("A"), windowMs, (g) => g.cost.uid);
+    const maxB = maxInAnyWindow(of("B"), windowMs, (g) => g.cost.uid);
+    const maxIp = maxInAnyWindow(grants, windowMs, (g) => g.cost.ip);
+    console.log(`two accounts: max per window uid A ${maxA}/${uidA.limit}, uid B ${maxB}/${uidB.limit}, ip ${maxIp}/${ip.limit}`);
+    expect(maxA).toBeLessThanOrEqual(uidA.limit);
+    expect(maxB).toBeLessThanOrEqual(uidB.limit);
+    expect(maxIp).toBeLessThanOrEqual(ip.limit);
+    // Account A alone would be held to its UID budget: its 40 requests need at least 3 more windows.
+    const timesA = of("A").map((g) => g.at);
+    expect(Math.max(...timesA) - Math.min(...timesA)).toBeGreaterThanOrEqual(3 * windowMs);
+  });
+
+  it("counts a request in flight until it settles, then for one more window, without waiting for it to expire", async () => {
+    const windowMs = 100;
+    const ip = { key: key("ip"), limit: 1 };
+    const uid = { key: key("uid"), limit: 1 };
+    const p1 = processGate({ ip, uid, windowMs, maxInFlightMs: 5000 });
+    const p2 = processGate({ ip, uid, windowMs, maxInFlightMs: 5000 });
+    const first = await p1.acquire({ ip: 1, uid: 1 });
+    let secondAt = 0;
+    const second = p2.acquire({ ip: 1, uid: 1 }).then((p) => {
+      secondAt = p.grantedAt;
+      return p;
+    });
+    await new Promise((r) => setTimeout(r, 200)); // in flight for 200 ms
+    const settledAt = Date.now();
+    first.settle();
+    (await second).settle();
+    expect(secondAt).toBeGreaterThanOrEqual(settledAt + windowMs);
+    expect(secondAt).toBeLessThan(settledAt + windowMs + 150); // not the 5 s crash expiry
+  });
+
+  it("lets the charge of a process that died before settle() expire after maxInFlightMs + windowMs", async () => {
+    const windowMs = 100;
+    const maxInFlightMs = 150;
+    const ip = { key: key("ip"), limit: 1 };
+    const uid = { key: key("uid"), limit: 1 };
+    const crashed = processGate({ ip, uid, windowMs, maxInFlightMs });
+    const survivor = processGate({ ip, uid, windowMs, maxInFlightMs });
+    const orphan = await crashed.acquire({ ip: 1, uid: 1 }); // never settled
+    const next = await survivor.acquire({ ip: 1, uid: 1 });
+    next.settle();
+    expect(next.grantedAt - orphan.grantedAt).toBeGreaterThanOrEqual(maxInFlightMs + windowMs);
+    expect(next.grantedAt - orphan.grantedAt).toBeLessThan(maxInFlightMs + windowMs + 150);
+    // Idle keys vanish on their own.
+    const ttl = await redis.client.pttl(ip.key);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(windowMs + maxInFlightMs + 1000);
+  });
+
+  it("holds back every process after pauseUntil() in one of them", async () => {
+    const ip = { key: key("ip"), limit: 100 };
+    const uid = { key: key("uid"), limit: 100 };
+    const hit429 = processGate({ ip, uid, windowMs: 100, maxInFlightMs: 5000 });
+    const other = processGate({ ip, uid, windowMs: 100, maxInFlightMs: 5000 });
+    const t0 = Date.now();
+    hit429.pauseUntil(t0 + 300);
+    // The same process holds back at once, before its Redis write has even landed...
+    const own = hit429.acquire({ ip: 1, uid: 1 });
+    await hit429.drain();
+    // ...and so does another process, through Redis.
+    const permit = await other.acquire({ ip: 1, uid: 1 });
+    permit.settle();
+    (await own).settle();
+    expect(permit.grantedAt).toBeGreaterThanOrEqual(t0 + 299); // PX is whole milliseconds
+    expect(Date.now() - t0).toBeLessThan(300 + 200);
+    // A shorter pause never cuts a longer one short.
+    const t1 = Date.now();
+    other.pauseUntil(t1 + 300);
+    hit429.pauseUntil(t1 + 50);
+    await Promise.all([other.drain(), hit429.drain()]);
+    expect(await redis.client.pttl(`${uid.key}:pause`)).toBeGreaterThan(200);
+  });
+
+  it("refuses a cost larger than the whole budget at once", async () => {
+    const gate = processGate({ ip: { key: key("ip"), limit: 40 }, uid: { key: key("uid"), limit: 100 }, windowMs: 100, maxInFlightMs: 1000 });
+    const t0 = performance.now();
+    await expect(gate.acquire({ ip: 41, uid: 1 })).rejects.toThrow(/exceeds the whole budget/);
+    await expect(gate.acquire({ ip: 1, uid: 101 })).rejects.toThrow(/exceeds the whole budget/);
+    expect(performance.now() - t0).toBeLessThan(50);
+  });
+
+  it("rejects a waiting acquire when its signal aborts, and leaves no charge behind", async () => {
+    const ip = { key: key("ip"), limit: 2 };
+    const uid = { key: key("uid"), limit: 2 };
+    const gate = processGate({ ip, uid, windowMs: 1000, maxInFlightMs: 5000 });
+    const held = await gate.acquire({ ip: 2, uid: 2 });
+    const waiting = new AbortController();
+    const queued = new AbortController();
+    const t0 = performance.now();
+    const first = gate.acquire({ ip: 1, uid: 1 }, waiting.signal); // sleeping on the budget
+    const second = gate.acquire({ ip: 1, uid: 1 }, queued.signal); // queued behind it in this process
+    setTimeout(() => queued.abort(new Error("queued gave up")), 30);
+    setTimeout(() => waiting.abort(new Error("waiter gave up")), 60);
+    await expect(second).rejects.toThrow("queued gave up");
+    await expect(first).rejects.toThrow("waiter gave up");
+    expect(performance.now() - t0).toBeLessThan(300);
+    await expect(gate.acquire({ ip: 1, uid: 1 }, AbortSignal.abort(new Error("already")))).rejects.toThrow("already");
+    expect(await gate.usedNow()).toEqual({ ip: 2, uid: 2 });
+    held.settle();
+  });
+
+  it("reports the weight in use: used() from the last look, usedNow() from Redis", async () => {
+    const ip = { key: key("ip"), limit: 40 };
+    const uid = { key: key("uid"), limit: 100 };
+    const p1 = processGate({ ip, uid, windowMs: 1000, maxInFlightMs: 5000 });
+    const p2 = processGate({ ip, uid, windowMs: 1000, maxInFlightMs: 5000 });
+    expect(p1.used()).toEqual({ ip: 0, uid: 0 });
+    (await p1.acquire({ ip: 2, uid: 5 })).settle();
+    expect(p1.used()).toEqual({ ip: 2, uid: 5 });
+    (await p2.acquire({ ip: 1, uid: 1 })).settle();
+    expect(p2.used()).toEqual({ ip: 3, uid: 6 });
+    expect(await p1.usedNow()).toEqual({ ip: 3, uid: 6 });
+    expect(p1.used()).toEqual({ ip: 3, uid: 6 });
+  });
+
+  it("propagates Redis errors from acquire() rather than letting the request through", async () => {
+    const dead = new Redis({ host: "127.0.0.1", port: 1, enableOfflineQueue: false, retryStrategy: () => null, lazyConnect: true });
+    dead.on("error", () => undefined);
+    const gate = new RedisWeightGate({ redis: dead, ip: { key: key("ip"), limit: 10 }, uid: { key: key("uid"), limit: 10 }, windowMs: 100, maxInFlightMs: 1000 });
+    await expect(gate.acquire({ ip: 1, uid: 1 })).rejects.toThrow();
+    dead.disconnect();
+  });
+});
