@@ -1,0 +1,155 @@
+// Health of the worker for /healthz: Redis and PostgreSQL reachable, and every stream of every
+// account synced recently. Each probe has a timeout, so a hung dependency is reported as failing
+// instead of hanging the health check (and the orchestrator's probe) with it.
+
+export interface HealthCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface HealthReport {
+  ok: boolean;
+  checks: HealthCheck[];
+}
+
+export interface LastSuccess {
+  account: string;
+  stream: string;
+  /** When the stream last completed successfully; null when it never has. */
+  at: Date | null;
+}
+
+export interface HealthDeps {
+  redisPing: () => Promise<void>;
+  postgresPing: () => Promise<void>;
+  lastSuccess: () => Promise<LastSuccess[]>;
+  /** A stream whose last success is older than this fails its check. */
+  maxAgeMs: number;
+  /** When the process started: a stream that never succeeded fails only once the process has been up longer than maxAgeMs. */
+  startedAt: Date;
+  now?: () => Date;
+  /** Timeout of each probe (pings and lastSuccess). Default 2000 ms. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_PROBE_TIMEOUT_MS = 2000;
+
+export class ProbeTimeoutError extends Error {
+  constructor(what: string, ms: number) {
+    super(`${what} timed out after ${ms} ms`);
+    this.name = "ProbeTimeoutError";
+  }
+}
+
+/** The promise of `fn()`, or a ProbeTimeoutError after `ms`. A synchronous throw becomes a rejection. */
+export async function withTimeout<T>(what: string, ms: number, fn: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ProbeTimeoutError(what, ms)), ms);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(fn), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length) {
+    // e.g. a connect to "localhost" tried on ::1 and 127.0.0.1: the message alone is empty.
+    return err.errors.map(describe).join("; ");
+  }
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    const message = err.message || err.name;
+    return typeof code === "string" && !message.includes(code) ? `${code}: ${message}` : message;
+  }
+  return String(err);
+}
+
+async function probe(name: string, ms: number, fn: () => Promise<void>): Promise<HealthCheck> {
+  try {
+    await withTimeout(name, ms, fn);
+    return { name, ok: true, detail: "reachable" };
+  } catch (err) {
+    return { name, ok: false, detail: `unreachable: ${describe(err)}` };
+  }
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 1000)}s`;
+}
+
+function streamCheck(s: LastSuccess, now: Date, startedAt: Date, maxAgeMs: number): HealthCheck {
+  const name = `sync:${s.account}/${s.stream}`;
+  const limit = `limit ${seconds(maxAgeMs)}`;
+  if (s.at === null) {
+    const up = now.getTime() - startedAt.getTime();
+    return up > maxAgeMs
+      ? { name, ok: false, detail: `never succeeded; up ${seconds(up)} (${limit})` }
+      : { name, ok: true, detail: `no success yet; within startup grace (up ${seconds(up)}, ${limit})` };
+  }
+  const age = now.getTime() - s.at.getTime();
+  return {
+    name,
+    ok: age <= maxAgeMs,
+    detail: `${age <= maxAgeMs ? "last success" : "stale: last success"} ${s.at.toISOString()}, ${seconds(Math.max(0, age))} ago (${limit})`,
+  };
+}
+
+export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
+  const ms = deps.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
+  const [redis, postgres, sync] = await Promise.all([
+    probe("redis", ms, deps.redisPing),
+    probe("postgres", ms, deps.postgresPing),
+    withTimeout("reading last successes", ms, deps.lastSuccess).then(
+      (rows) => {
+        const now = (deps.now ?? (() => new Date()))();
+        return rows.map((s) => streamCheck(s, now, deps.startedAt, deps.maxAgeMs));
+      },
+      (err: unknown): HealthCheck[] => [{ name: "sync", ok: false, detail: `could not read last successes: ${describe(err)}` }],
+    ),
+  ]);
+  const checks = [redis, postgres, ...sync];
+  return { ok: checks.every((c) => c.ok), checks };
+}
+
+/** Runs one raw SQL query and resolves to its rows, e.g. `(sql) => db.$queryRawUnsafe<unknown[]>(sql)` or `(sql) => pool.query(sql).then((r) => r.rows)`. */
+export type RawQuery = (sql: string) => Promise<unknown[]>;
+
+const LAST_SUCCESS_SQL = `SELECT account_name, stream, updated_at FROM sync_state ORDER BY account_name, stream`;
+
+function toDate(v: unknown): Date | null {
+  if (v === null || v === undefined) return null;
+  const d = v instanceof Date ? v : new Date(String(v));
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/**
+ * Per (account_name, stream) of sync_state, when its cursor was last written (updated_at: every
+ * committed window writes it). Pairs in `expected` without a row come back with `at: null`, so a
+ * configured stream that never succeeded is reported too; rows of other pairs are kept.
+ */
+export async function postgresLastSuccess(query: RawQuery, expected: readonly { account: string; stream: string }[] = []): Promise<LastSuccess[]> {
+  const rows = (await query(LAST_SUCCESS_SQL)) as Array<{ account_name: string; stream: string; updated_at: unknown }>;
+  const out: LastSuccess[] = rows.map((r) => ({ account: String(r.account_name), stream: String(r.stream), at: toDate(r.updated_at) }));
+  for (const e of expected) {
+    if (!out.some((o) => o.account === e.account && o.stream === e.stream)) out.push({ account: e.account, stream: e.stream, at: null });
+  }
+  return out;
+}
+
+/** A postgres ping over the same raw-query function. */
+export function postgresPing(query: RawQuery): () => Promise<void> {
+  return async () => {
+    await query("SELECT 1");
+  };
+}
+
+/** A Redis ping on an ioredis-like client (anything with `ping()`). */
+export function redisPing(client: { ping(): Promise<unknown> }): () => Promise<void> {
+  return async () => {
+    await client.ping();
+  };
+}

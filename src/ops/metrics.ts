@@ -1,0 +1,141 @@
+// Prometheus metrics of the worker: one registry per Metrics instance (never prom-client's global
+// default, so tests and several workers in one process do not collide), every series prefixed
+// `ledger_sync_`, and typed methods so call sites cannot misspell a label.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export const METRIC_PREFIX = "ledger_sync_";
+
+/** Which weight budget of the exchange a gauge describes: per IP or per account (UID). */
+export type WeightBudget = "ip" | "uid";
+/** The HTTP status of an exchange request as a label: "200", "429", … or "error" (no response). */
+export type ApiStatus = number | `${number}` | "error";
+export type JobOutcome = "completed" | "failed";
+export type QueueState = "waiting" | "active" | "delayed" | "failed" | "completed";
+export const QUEUE_STATES: readonly QueueState[] = ["waiting", "active", "delayed", "failed", "completed"];
+
+/** What refreshQueueDepths needs of a bullmq Queue (structural, so no bullmq import here). */
+export interface QueueCounts {
+  readonly name: string;
+  getJobCounts(...types: QueueState[]): Promise<Record<string, number>>;
+}
+
+export interface MetricsOptions {
+  /** Collect the default process metrics (cpu, memory, event loop, …). Default true. */
+  defaultMetrics?: boolean;
+}
+
+const API_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const JOB_BUCKETS = [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
+
+export class Metrics {
+  /** Scrape this: `await registry.metrics()`, content type `registry.contentType`. */
+  readonly registry: Registry;
+
+  private readonly billsWrittenTotal: Counter<"account">;
+  private readonly billRevisionsTotal: Counter<"account">;
+  private readonly pagesFetchedTotal: Counter<"account" | "endpoint">;
+  private readonly apiRequestDuration: Histogram<"endpoint" | "status">;
+  private readonly apiRateLimitedTotal: Counter<"account">;
+  private readonly weightUsed: Gauge<"budget" | "scope">;
+  private readonly weightBudget: Gauge<"budget" | "scope">;
+  private readonly syncLagSeconds: Gauge<"account" | "stream">;
+  private readonly lastSuccessTimestamp: Gauge<"account" | "stream">;
+  private readonly jobFailuresTotal: Counter<"queue" | "job">;
+  private readonly jobDuration: Histogram<"queue" | "job" | "outcome">;
+  private readonly queueJobs: Gauge<"queue" | "state">;
+  private readonly quarantinedRecords: Gauge<"account">;
+
+  constructor(options: MetricsOptions = {}) {
+    this.registry = new Registry();
+    const registers = [this.registry];
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+    const p = METRIC_PREFIX;
+
+    this.billsWrittenTotal = new Counter({ name: `${p}bills_written_total`, help: "New bills inserted.", labelNames: ["account"], registers });
+    this.billRevisionsTotal = new Counter({ name: `${p}bill_revisions_total`, help: "Revisions recorded: a stored bill the exchange re-sent with different content.", labelNames: ["account"], registers });
+    this.pagesFetchedTotal = new Counter({ name: `${p}pages_fetched_total`, help: "Pages fetched from the exchange.", labelNames: ["account", "endpoint"], registers });
+    this.apiRequestDuration = new Histogram({
+      name: `${p}api_request_duration_seconds`,
+      help: "Duration of exchange API requests; status is the HTTP status, or \"error\" when there was no response.",
+      labelNames: ["endpoint", "status"],
+      buckets: API_BUCKETS,
+      registers,
+    });
+    this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: "Exchange responses that said we were rate limited (HTTP 429 or its error code).", labelNames: ["account"], registers });
+    this.weightUsed = new Gauge({ name: `${p}weight_used`, help: "Request weight used in the current window of a budget.", labelNames: ["budget", "scope"], registers });
+    this.weightBudget = new Gauge({ name: `${p}weight_budget`, help: "Request weight allowed per window of a budget.", labelNames: ["budget", "scope"], registers });
+    this.syncLagSeconds = new Gauge({ name: `${p}sync_lag_seconds`, help: "How far a stream's cursor is behind now, in seconds.", labelNames: ["account", "stream"], registers });
+    this.lastSuccessTimestamp = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: "When a stream last completed a sync successfully (unix seconds).", labelNames: ["account", "stream"], registers });
+    this.jobFailuresTotal = new Counter({ name: `${p}job_failures_total`, help: "Jobs that failed (each failed attempt).", labelNames: ["queue", "job"], registers });
+    this.jobDuration = new Histogram({ name: `${p}job_duration_seconds`, help: "Duration of job runs, by outcome.", labelNames: ["queue", "job", "outcome"], buckets: JOB_BUCKETS, registers });
+    this.queueJobs = new Gauge({ name: `${p}queue_jobs`, help: "Jobs in a queue, by state.", labelNames: ["queue", "state"], registers });
+    this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: "Records held in quarantine.", labelNames: ["account"], registers });
+  }
+
+  /** New bills inserted (0 is fine: it makes the series exist). */
+  billsWritten(account: string, n: number): void {
+    this.billsWrittenTotal.inc({ account }, n);
+  }
+
+  billRevisions(account: string, n: number): void {
+    this.billRevisionsTotal.inc({ account }, n);
+  }
+
+  pagesFetched(account: string, endpoint: string, n = 1): void {
+    this.pagesFetchedTotal.inc({ account, endpoint }, n);
+  }
+
+  /** One exchange request: `status` is the HTTP status (number or string) or "error". */
+  apiRequest(endpoint: string, status: ApiStatus, seconds: number): void {
+    this.apiRequestDuration.observe({ endpoint, status: String(status) }, seconds);
+  }
+
+  rateLimited(account: string, n = 1): void {
+    this.apiRateLimitedTotal.inc({ account }, n);
+  }
+
+  /** Weight used of a budget and its limit, e.g. weight("uid", "main", 12, 20). */
+  weight(budget: WeightBudget, scope: string, used: number, limit: number): void {
+    this.weightUsed.set({ budget, scope }, used);
+    this.weightBudget.set({ budget, scope }, limit);
+  }
+
+  syncLag(account: string, stream: string, seconds: number): void {
+    this.syncLagSeconds.set({ account, stream }, seconds);
+  }
+
+  /** sync_lag_seconds from a cursor (epoch ms): now − cursor, never negative. */
+  syncLagFromCursor(account: string, stream: string, cursorMs: number, now: Date = new Date()): void {
+    this.syncLag(account, stream, Math.max(0, (now.getTime() - cursorMs) / 1000));
+  }
+
+  success(account: string, stream: string, at: Date = new Date()): void {
+    this.lastSuccessTimestamp.set({ account, stream }, at.getTime() / 1000);
+  }
+
+  /** A job run ended; a failed one also counts in job_failures_total. */
+  jobFinished(queue: string, job: string, outcome: JobOutcome, seconds: number): void {
+    this.jobDuration.observe({ queue, job, outcome }, seconds);
+    if (outcome === "failed") this.jobFailuresTotal.inc({ queue, job });
+  }
+
+  queueDepth(queue: string, state: QueueState, n: number): void {
+    this.queueJobs.set({ queue, state }, n);
+  }
+
+  quarantined(account: string, n: number): void {
+    this.quarantinedRecords.set({ account }, n);
+  }
+
+  /** Sets queue_jobs for every state of every queue from bullmq's getJobCounts (a beforeScrape hook). */
+  async refreshQueueDepths(queues: readonly QueueCounts[]): Promise<void> {
+    const counts = await Promise.all(queues.map((q) => q.getJobCounts(...QUEUE_STATES)));
+    queues.forEach((q, i) => {
+      for (const state of QUEUE_STATES) this.queueDepth(q.name, state, counts[i]?.[state] ?? 0);
+    });
+  }
+}
+
+export function createMetrics(options?: MetricsOptions): Metrics {
+  return new Metrics(options);
+}

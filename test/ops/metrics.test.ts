@@ -1,0 +1,169 @@
+// Every series of the worker reaches /metrics over real HTTP, with its labels and values.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../src/log/logger.ts";
+import { startOpsServer, type OpsServer } from "../../src/ops/http-server.ts";
+import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
+  const samples: Sample[] = [];
+  const types = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) {
+      types.set(type[1]!, type[2]!);
+      continue;
+    }
+    if (line.startsWith("#")) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/.exec(line);
+    if (!m) throw new Error(`unparseable exposition line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
+    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
+  }
+  return { samples, types };
+}
+
+function find(samples: Sample[], name: string, labels: Record<string, string>): Sample[] {
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+function value(samples: Sample[], name: string, labels: Record<string, string>): number {
+  const found = find(samples, name, labels);
+  if (found.length !== 1) throw new Error(`expected one sample of ${name} ${JSON.stringify(labels)}, found ${found.length}`);
+  return found[0]!.value;
+}
+
+describe("/metrics", () => {
+  let metrics: Metrics;
+  let server: OpsServer;
+  let scrapes = 0;
+
+  beforeAll(async () => {
+    metrics = createMetrics();
+    server = await startOpsServer({
+      port: 0,
+      host: "127.0.0.1",
+      metrics,
+      health: async () => ({ ok: true, checks: [] }),
+      beforeScrape: async () => {
+        scrapes++;
+        metrics.queueDepth("bills", "waiting", scrapes * 10);
+      },
+      logger: createLogger("silent"),
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it("serves a fresh registry per instance, not prom-client's global one", () => {
+    const a = createMetrics();
+    const b = createMetrics();
+    a.billsWritten("x", 1);
+    expect(a.registry).not.toBe(b.registry);
+    expect(b.registry.getSingleMetric("ledger_sync_bills_written_total")).toBeDefined();
+  });
+
+  it("exposes every series with its labels and values after each method ran once", async () => {
+    metrics.billsWritten("main", 7);
+    metrics.billRevisions("main", 2);
+    metrics.pagesFetched("main", "bills", 3);
+    metrics.apiRequest("/api/v2/mix/account/bill", 200, 0.2);
+    metrics.apiRequest("/api/v2/mix/account/bill", "429", 0.03);
+    metrics.apiRequest("/api/v2/mix/account/accounts", "error", 4);
+    metrics.rateLimited("main");
+    metrics.weight("uid", "main", 12, 20);
+    metrics.weight("ip", "1.2.3.4", 300, 1200);
+    metrics.syncLag("main", "bills", 42.5);
+    metrics.success("main", "bills", new Date("2026-01-02T03:04:05.000Z"));
+    metrics.jobFinished("sync", "bills", "completed", 1.5);
+    metrics.jobFinished("sync", "bills", "failed", 0.7);
+    metrics.queueDepth("sync", "delayed", 4);
+    metrics.quarantined("main", 3);
+
+    const res = await fetch(`${server.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe(metrics.registry.contentType);
+    const { samples, types } = parseExposition(await res.text());
+    const p = "ledger_sync_";
+
+    expect(value(samples, `${p}bills_written_total`, { account: "main" })).toBe(7);
+    expect(value(samples, `${p}bill_revisions_total`, { account: "main" })).toBe(2);
+    expect(value(samples, `${p}pages_fetched_total`, { account: "main", endpoint: "bills" })).toBe(3);
+
+    const bill = { endpoint: "/api/v2/mix/account/bill" };
+    expect(value(samples, `${p}api_request_duration_seconds_count`, { ...bill, status: "200" })).toBe(1);
+    expect(value(samples, `${p}api_request_duration_seconds_sum`, { ...bill, status: "200" })).toBeCloseTo(0.2);
+    expect(value(samples, `${p}api_request_duration_seconds_bucket`, { ...bill, status: "200", le: "0.25" })).toBe(1);
+    expect(value(samples, `${p}api_request_duration_seconds_bucket`, { ...bill, status: "200", le: "0.1" })).toBe(0);
+    expect(value(samples, `${p}api_request_duration_seconds_count`, { ...bill, status: "429" })).toBe(1);
+    expect(value(samples, `${p}api_request_duration_seconds_count`, { endpoint: "/api/v2/mix/account/accounts", status: "error" })).toBe(1);
+
+    expect(value(samples, `${p}api_rate_limited_total`, { account: "main" })).toBe(1);
+    expect(value(samples, `${p}weight_used`, { budget: "uid", scope: "main" })).toBe(12);
+    expect(value(samples, `${p}weight_budget`, { budget: "uid", scope: "main" })).toBe(20);
+    expect(value(samples, `${p}weight_used`, { budget: "ip", scope: "1.2.3.4" })).toBe(300);
+    expect(value(samples, `${p}weight_budget`, { budget: "ip", scope: "1.2.3.4" })).toBe(1200);
+    expect(value(samples, `${p}sync_lag_seconds`, { account: "main", stream: "bills" })).toBe(42.5);
+    expect(value(samples, `${p}last_success_timestamp_seconds`, { account: "main", stream: "bills" })).toBe(Date.parse("2026-01-02T03:04:05.000Z") / 1000);
+
+    expect(value(samples, `${p}job_failures_total`, { queue: "sync", job: "bills" })).toBe(1);
+    expect(value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "completed" })).toBe(1);
+    expect(value(samples, `${p}job_duration_seconds_sum`, { queue: "sync", job: "bills", outcome: "completed" })).toBe(1.5);
+    expect(value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "failed" })).toBe(1);
+
+    expect(value(samples, `${p}queue_jobs`, { queue: "sync", state: "delayed" })).toBe(4);
+    expect(value(samples, `${p}quarantined_records`, { account: "main" })).toBe(3);
+
+    // The beforeScrape hook ran before the registry was read.
+    expect(value(samples, `${p}queue_jobs`, { queue: "bills", state: "waiting" })).toBe(scrapes * 10);
+
+    expect(Object.fromEntries([...types].filter(([n]) => !n.startsWith(`${p}process_`) && !n.startsWith(`${p}nodejs_`)))).toEqual({
+      [`${p}bills_written_total`]: "counter",
+      [`${p}bill_revisions_total`]: "counter",
+      [`${p}pages_fetched_total`]: "counter",
+      [`${p}api_request_duration_seconds`]: "histogram",
+      [`${p}api_rate_limited_total`]: "counter",
+      [`${p}weight_used`]: "gauge",
+      [`${p}weight_budget`]: "gauge",
+      [`${p}sync_lag_seconds`]: "gauge",
+      [`${p}last_success_timestamp_seconds`]: "gauge",
+      [`${p}job_failures_total`]: "counter",
+      [`${p}job_duration_seconds`]: "histogram",
+      [`${p}queue_jobs`]: "gauge",
+      [`${p}quarantined_records`]: "gauge",
+    });
+    // Default process metrics, with our prefix; every series carries it.
+    expect(types.has(`${p}process_cpu_user_seconds_total`)).toBe(true);
+    expect(types.has(`${p}nodejs_eventloop_lag_seconds`)).toBe(true);
+    expect(samples.every((s) => s.name.startsWith(p))).toBe(true);
+  });
+
+  it("counts up across calls and gauges take the latest value; the hook runs on every scrape", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    m.billsWritten("a", 2);
+    m.billsWritten("a", 3);
+    m.billsWritten("b", 0);
+    m.quarantined("a", 5);
+    m.quarantined("a", 1);
+    m.syncLagFromCursor("a", "bills", Date.parse("2026-01-01T00:00:00Z"), new Date("2026-01-01T00:01:30Z"));
+    const { samples } = parseExposition(await m.registry.metrics());
+    expect(value(samples, "ledger_sync_bills_written_total", { account: "a" })).toBe(5);
+    expect(value(samples, "ledger_sync_bills_written_total", { account: "b" })).toBe(0);
+    expect(value(samples, "ledger_sync_quarantined_records", { account: "a" })).toBe(1);
+    expect(value(samples, "ledger_sync_sync_lag_seconds", { account: "a", stream: "bills" })).toBe(90);
+    expect(samples.some((s) => s.name.startsWith("ledger_sync_process_"))).toBe(false);
+
+    const before = scrapes;
+    await (await fetch(`${server.url}/metrics`)).text();
+    await (await fetch(`${server.url}/metrics`)).text();
+    expect(scrapes).toBe(before + 2);
+  });
+});
