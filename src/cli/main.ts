@@ -1,11 +1,13 @@
 // The ledger-sync command line. Every failure ends as one line on stderr and a documented exit code.
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
+import { registerBackfill } from "./commands/backfill.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
 import { registerSync } from "./commands/sync.ts";
+import { registerWorker } from "./commands/worker.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 
 const program = new Command("ledger-sync")
@@ -16,6 +18,8 @@ const program = new Command("ledger-sync")
 registerMigrate(program);
 registerSync(program);
 registerSnapshot(program);
+registerWorker(program);
+registerBackfill(program);
 registerSandbox(program);
 registerDemo(program);
 

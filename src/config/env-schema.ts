@@ -180,6 +180,30 @@ export const envSchema = z.object({
       }
       return Number(v);
     }),
+  ACCOUNTS_FILE: optionalText,
+  BILLS_INTERVAL_MS: positiveInt(60_000),
+  SNAPSHOT_INTERVAL_MS: positiveInt(300_000),
+  SHUTDOWN_TIMEOUT_MS: positiveInt(30_000),
+  METRICS_PORT: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : "9464"))
+    .pipe(z.string().regex(/^[0-9]{1,5}$/, "must be a port number").transform(Number).refine((n) => n <= 65535, "must be a port number (0-65535)")),
+  HEALTH_MAX_SYNC_AGE_MS: positiveInt(900_000),
+  BULL_BOARD_ENABLED: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.toLowerCase() : "false"))
+    .pipe(z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1")),
+  QUEUE_PREFIX: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : "ledger-sync"))
+    .pipe(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
+  EGRESS_ID: optionalText,
   EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
   EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
   LOG_LEVEL: z

@@ -1,4 +1,5 @@
 // Configuration: read the environment once, validate every variable, and hand typed values on.
+import { hostname } from "node:os";
 import { envSchema, type Env } from "./env-schema.ts";
 
 export { parseInstant } from "./env-schema.ts";
@@ -30,6 +31,18 @@ export interface Config {
   lookbackMs: number;
   /** Days of snapshot history to keep; undefined keeps it forever. */
   snapshotRetentionDays: number | undefined;
+  accountsFile: string | undefined;
+  worker: {
+    billsIntervalMs: number;
+    snapshotIntervalMs: number;
+    shutdownTimeoutMs: number;
+    metricsPort: number;
+    healthMaxSyncAgeMs: number;
+    bullBoard: boolean;
+    queuePrefix: string;
+    /** Names this process's egress IP: processes with the same id share the per-IP weight budget. */
+    egressId: string;
+  };
   logLevel: Env["LOG_LEVEL"];
 }
 
@@ -60,8 +73,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
     snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
+    accountsFile: e.ACCOUNTS_FILE,
+    worker: {
+      billsIntervalMs: e.BILLS_INTERVAL_MS,
+      snapshotIntervalMs: e.SNAPSHOT_INTERVAL_MS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      metricsPort: e.METRICS_PORT,
+      healthMaxSyncAgeMs: e.HEALTH_MAX_SYNC_AGE_MS,
+      bullBoard: e.BULL_BOARD_ENABLED,
+      queuePrefix: e.QUEUE_PREFIX,
+      egressId: e.EGRESS_ID ?? hostname(),
+    },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/** The Redis URL, or an error naming the variable (the worker and queued backfills need it). */
+export function requireRedisUrl(config: Config): string {
+  if (!config.redisUrl) throw new ConfigError("REDIS_URL is required (redis://host:port)");
+  return config.redisUrl;
 }
 
 /** The database URL, or an error naming the variable (commands that touch Postgres call this). */

@@ -32,16 +32,34 @@ export interface SnapshotChanges {
 const json = (rows: SnapshotRow[]) => JSON.stringify(rows);
 
 export function commitSnapshot(db: Db, s: SnapshotWrite): Promise<SnapshotChanges> {
-  return db.$transaction(async (tx) => ({
-    accountChanged: await writeAccount(tx, s),
-    settingsChanged: {
-      fees: await writeSettings(tx, "fee_settings", FEE_COLUMNS, s.accountName, s.fees, s.takenAt),
-      modes: await writeSettings(tx, "mode_settings", MODE_COLUMNS, s.accountName, s.modes, s.takenAt),
-      leverages: await writeSettings(tx, "leverage_settings", LEVERAGE_COLUMNS, s.accountName, s.leverages, s.takenAt),
-    },
-    collateralChanged: await writeCollateral(tx, s),
-    positions: await writePositions(tx, s),
-  }));
+  return db.$transaction(async (tx) => {
+    await writeBookmark(tx, s);
+    return {
+      accountChanged: await writeAccount(tx, s),
+      settingsChanged: {
+        fees: await writeSettings(tx, "fee_settings", FEE_COLUMNS, s.accountName, s.fees, s.takenAt),
+        modes: await writeSettings(tx, "mode_settings", MODE_COLUMNS, s.accountName, s.modes, s.takenAt),
+        leverages: await writeSettings(tx, "leverage_settings", LEVERAGE_COLUMNS, s.accountName, s.leverages, s.takenAt),
+      },
+      collateralChanged: await writeCollateral(tx, s),
+      positions: await writePositions(tx, s),
+    };
+  });
+}
+
+/**
+ * sync_state row "snapshots:<coinId>": when this coin was last snapshotted, in the same
+ * transaction, so health checks and `status` read snapshots' progress like the bills cursor.
+ */
+async function writeBookmark(tx: Tx, s: SnapshotWrite): Promise<void> {
+  await tx.$executeRawUnsafe(
+    `INSERT INTO sync_state AS st (account_name, stream, cursor_ms, updated_at) VALUES ($1, $2, $3::bigint, $4)
+     ON CONFLICT (account_name, stream) DO UPDATE SET cursor_ms = GREATEST(st.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at`,
+    s.accountName,
+    `snapshots:${s.coinId}`,
+    String(s.takenAt.getTime()),
+    s.takenAt,
+  );
 }
 
 async function count(tx: Tx, sql: string, ...params: unknown[]): Promise<number> {

@@ -24,6 +24,12 @@ export interface BillsAccountSync {
   untilMs?: number;
   /** Explicit start, overriding the cursor (backfill of a chosen range). */
   fromMs?: number;
+  /**
+   * A backfill window's own bookmark (e.g. "bills-backfill:<from>-<to>"): the window resumes from
+   * it after a crash and never moves the incremental "bills" cursor, which must not jump past a
+   * window that has not finished. Requires fromMs and untilMs.
+   */
+  cursorStream?: string;
   limit?: number;
   signal?: AbortSignal;
 }
@@ -34,16 +40,19 @@ export function incrementalStart(cursorMs: number | undefined, backfillFromMs: n
 }
 
 export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSummary> {
-  const cursor = await readCursor(o.db, o.accountName, BILLS_STREAM);
-  const fromMs = o.fromMs ?? incrementalStart(cursor, o.backfillFromMs, o.lookbackMs);
+  const cursorStream = o.cursorStream ?? BILLS_STREAM;
+  const cursor = await readCursor(o.db, o.accountName, cursorStream);
+  let fromMs = o.fromMs ?? incrementalStart(cursor, o.backfillFromMs, o.lookbackMs);
+  // A backfill window resumes after what it already committed.
+  if (o.cursorStream && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
   const toMs = o.untilMs ?? Date.now();
-  const logger = o.logger.child({ account: o.accountName, stream: BILLS_STREAM });
+  const logger = o.logger.child({ account: o.accountName, stream: cursorStream });
   logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
   const summary = await syncBills(
     { fromMs, toMs, limit: o.limit ?? BILLS_MAX_LIMIT },
     {
       fetchPage: (q) => fetchBillsPage(o.client, q, o.signal),
-      commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM }),
+      commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
       knownDimensions: () => readKnownDimensions(o.db, o.accountName),
       logger,
       signal: o.signal,

@@ -1,0 +1,97 @@
+// Runs a planned backfill inline or through the queue, reporting progress from the database.
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import type { AccountConfig } from "../config/accounts.ts";
+import type { Config } from "../config/index.ts";
+import { ExchangeClient } from "../exchange/http-client.ts";
+import { SlidingWindowGate } from "../exchange/weight-gate.ts";
+import type { BackfillWindow } from "../jobs/backfill-plan.ts";
+import { backfillCursorStream } from "../jobs/processors/backfill.ts";
+import type { JobData } from "../jobs/queues.ts";
+import type { Logger } from "../log/logger.ts";
+import { backfillProgress } from "../store/backfill-progress.ts";
+import { createDb, type Db } from "../store/prisma.ts";
+import { syncAccountBills } from "../streams/bills/index.ts";
+import { ProgressReporter } from "./progress.ts";
+
+export interface BackfillPlan {
+  account: AccountConfig;
+  windows: BackfillWindow[];
+}
+
+interface RunArgs {
+  config: Config;
+  logger: Logger;
+  databaseUrl: string;
+  plans: BackfillPlan[];
+}
+
+export type BackfillOutcome = { complete: true; windows: number; bills: number } | { complete: false; reason: string };
+
+async function progressOf(db: Db, plans: BackfillPlan[]) {
+  let windowsDone = 0;
+  let bills = 0;
+  for (const p of plans) {
+    const r = await backfillProgress(db, p.account.name, p.windows.map((w) => w.data), backfillCursorStream);
+    windowsDone += r.windowsDone;
+    bills += r.bills;
+  }
+  return { windowsDone, bills, windowsTotal: plans.reduce((n, p) => n + p.windows.length, 0) };
+}
+
+/** One window after another in this process; a rerun skips finished windows (their bookmarks). */
+export async function runInline({ config, logger, databaseUrl, plans }: RunArgs): Promise<BackfillOutcome> {
+  const db = createDb(databaseUrl);
+  const reporter = new ProgressReporter("backfill (inline)");
+  const gate = new SlidingWindowGate({ ip: config.rateLimit.ipWeight, uid: config.rateLimit.uidWeight, windowMs: config.rateLimit.windowMs });
+  try {
+    for (const plan of plans) {
+      const client = new ExchangeClient({ baseUrl: config.exchange.baseUrl, credentials: plan.account.credentials, locale: config.exchange.locale, timeoutMs: config.exchange.timeoutMs, maxAttempts: config.exchange.maxAttempts, gate, logger });
+      try {
+        for (const w of plan.windows) {
+          await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });
+          reporter.update(await progressOf(db, plans));
+        }
+      } finally {
+        await client.close();
+      }
+    }
+    const p = await progressOf(db, plans);
+    reporter.update(p, true);
+    return { complete: true, windows: p.windowsTotal, bills: p.bills };
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+/** Enqueue every window (deterministic ids: a second enqueue adds nothing) and watch until done. */
+export async function runQueued({ config, databaseUrl, plans, redisUrl }: RunArgs & { redisUrl: string }): Promise<BackfillOutcome> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue<JobData["backfill"]>("backfill", { connection: redis, prefix: config.worker.queuePrefix });
+  const db = createDb(databaseUrl);
+  const reporter = new ProgressReporter("backfill");
+  const stopped = new AbortController();
+  const onSignal = () => stopped.abort();
+  process.once("SIGINT", onSignal);
+  try {
+    const windows = plans.flatMap((p) => p.windows);
+    await queue.addBulk(windows.map((w) => ({ name: "backfill", data: w.data, opts: { jobId: w.jobId, attempts: 5, backoff: { type: "exponential", delay: 2000 } } })));
+    for (;;) {
+      const p = await progressOf(db, plans);
+      reporter.update(p);
+      if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills };
+      const failed = (await Promise.all(windows.map((w) => queue.getJob(w.jobId)))).filter((j) => j && j.failedReason && j.finishedOn && j.attemptsMade >= (j.opts.attempts ?? 1));
+      if (failed.length > 0) {
+        const j = failed[0]!;
+        return { complete: false, reason: `${failed.length} backfill window(s) failed after all attempts; first: ${j.id}: ${j.failedReason} (rerun the same command to retry them)` };
+      }
+      if (stopped.signal.aborted) return { complete: false, reason: "stopped watching; the queued windows keep running in the workers (rerun the same command to watch again)" };
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    await queue.close();
+    await redis.quit().catch(() => redis.disconnect());
+    await db.$disconnect();
+  }
+}

@@ -1,0 +1,57 @@
+// One exchange client per account, each with its own UID budget and the egress's shared IP budget,
+// both held in Redis so that every worker process on every machine counts against the same ones.
+import type { Redis } from "ioredis";
+import type { AccountConfig } from "../config/accounts.ts";
+import type { Config } from "../config/index.ts";
+import { ExchangeClient } from "../exchange/http-client.ts";
+import { RedisWeightGate } from "../exchange/redis-weight-gate.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { AccountRuntime } from "./context.ts";
+
+export interface AccountClients {
+  runtimes: Map<string, AccountRuntime>;
+  close(): Promise<void>;
+}
+
+export function createAccountClients(config: Config, accounts: AccountConfig[], redis: Redis, logger: Logger, metrics: Metrics): AccountClients {
+  const prefix = config.worker.queuePrefix;
+  const gates: RedisWeightGate[] = [];
+  const runtimes = new Map<string, AccountRuntime>();
+  for (const account of accounts) {
+    const gate = new RedisWeightGate({
+      redis,
+      ip: { key: `${prefix}:weight:ip:${config.worker.egressId}`, limit: config.rateLimit.ipWeight },
+      uid: { key: `${prefix}:weight:uid:${account.name}`, limit: config.rateLimit.uidWeight },
+      windowMs: config.rateLimit.windowMs,
+      maxInFlightMs: config.exchange.timeoutMs,
+      onBackgroundError: (err, op) => logger.warn({ account: account.name, op, err: (err as Error).message }, "weight budget bookkeeping failed (charges expire on their own)"),
+    });
+    gates.push(gate);
+    const client = new ExchangeClient({
+      baseUrl: config.exchange.baseUrl,
+      credentials: account.credentials,
+      locale: config.exchange.locale,
+      timeoutMs: config.exchange.timeoutMs,
+      maxAttempts: config.exchange.maxAttempts,
+      gate,
+      logger: logger.child({ account: account.name }),
+      onResponse: ({ endpoint, status, durationMs }) => {
+        metrics.apiRequest(endpoint, status, durationMs / 1000);
+        metrics.pagesFetched(account.name, endpoint);
+        if (status === 429) metrics.rateLimited(account.name);
+        const used = gate.used();
+        metrics.weight("uid", account.name, used.uid, config.rateLimit.uidWeight);
+        metrics.weight("ip", config.worker.egressId, used.ip, config.rateLimit.ipWeight);
+      },
+    });
+    runtimes.set(account.name, { account, client });
+  }
+  return {
+    runtimes,
+    close: async () => {
+      await Promise.allSettled([...runtimes.values()].map((r) => r.client.close()));
+      await Promise.allSettled(gates.map((g) => g.drain()));
+    },
+  };
+}

@@ -1,0 +1,42 @@
+// What processors get: the database, Redis, the per-account exchange clients, metrics, logging.
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { AccountConfig } from "../config/accounts.ts";
+import type { Config } from "../config/index.ts";
+import type { ExchangeClient } from "../exchange/http-client.ts";
+import type { Db } from "../store/prisma.ts";
+import { AccountLock } from "./account-lock.ts";
+
+export interface AccountRuntime {
+  account: AccountConfig;
+  client: ExchangeClient;
+}
+
+/** The metrics processors report (implemented by src/ops/metrics.ts). */
+export interface JobMetrics {
+  billsWritten(account: string, n: number): void;
+  billRevisions(account: string, n: number): void;
+  syncLag(account: string, stream: string, seconds: number): void;
+  success(account: string, stream: string, at: Date): void;
+  quarantined(account: string, n: number): void;
+}
+
+export interface WorkerContext {
+  config: Config;
+  db: Db;
+  redis: Redis;
+  accounts: Map<string, AccountRuntime>;
+  logger: Logger;
+  metrics: JobMetrics;
+  /** Aborted when shutdown has waited SHUTDOWN_TIMEOUT_MS: running jobs stop at the next page. */
+  forceStop: AbortSignal;
+}
+
+/** The per-account bills lock: held by incremental bills jobs and backfill windows alike. */
+export function billsLock(ctx: WorkerContext, account: string): AccountLock {
+  return new AccountLock(ctx.redis, `${ctx.config.worker.queuePrefix}:lock:bills:${account}`);
+}
+
+export function snapshotsLock(ctx: WorkerContext, account: string): AccountLock {
+  return new AccountLock(ctx.redis, `${ctx.config.worker.queuePrefix}:lock:snapshots:${account}`);
+}

@@ -1,0 +1,125 @@
+// `ledger-sync worker`: the long-running process. Boot: load accounts, connect, reconcile job
+// schedulers, start one BullMQ Worker per queue and the ops HTTP server. Shutdown (SIGTERM/SIGINT):
+// stop taking jobs, let running ones finish for up to SHUTDOWN_TIMEOUT_MS (then stop them at their
+// next page: uncommitted work is simply redone from the cursor), then close workers, Redis, the
+// HTTP server and Prisma, in that order.
+import { Worker, type Job } from "bullmq";
+import { Redis } from "ioredis";
+import { loadAccounts } from "../config/accounts.ts";
+import { requireDatabaseUrl, requireRedisUrl, type Config } from "../config/index.ts";
+import type { Logger } from "../log/logger.ts";
+import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../ops/health.ts";
+import { startOpsServer } from "../ops/http-server.ts";
+import { createMetrics } from "../ops/metrics.ts";
+import { createDb } from "../store/prisma.ts";
+import { createAccountClients } from "./account-clients.ts";
+import type { WorkerContext } from "./context.ts";
+import { instrument, type Processor } from "./instrument.ts";
+import { processBackfillWindow } from "./processors/backfill.ts";
+import { processBills } from "./processors/bills.ts";
+import { processSnapshots } from "./processors/snapshots.ts";
+import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
+import { reconcileSchedulers } from "./schedulers.ts";
+
+export interface RunningWorker {
+  /** Resolves when the worker has shut down (after a signal or stop()). */
+  done: Promise<void>;
+  stop(reason: string): Promise<void>;
+  metricsUrl: string;
+}
+
+export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+  const accounts = loadAccounts(config);
+  const databaseUrl = requireDatabaseUrl(config);
+  const redisUrl = requireRedisUrl(config);
+  const prefix = config.worker.queuePrefix;
+  const startedAt = new Date();
+
+  // BullMQ needs maxRetriesPerRequest: null; the same connection serves locks and weight budgets.
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  redis.on("error", (err) => logger.warn({ err: err.message }, "redis connection error (reconnecting)"));
+  // Health pings get their own client: BullMQ's (maxRetriesPerRequest: null) would queue a ping
+  // forever while Redis is down instead of failing it.
+  const healthRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  healthRedis.on("error", () => undefined);
+  const db = createDb(databaseUrl);
+  const metrics = createMetrics();
+  const clients = createAccountClients(config, accounts, redis, logger, metrics);
+  const forceStop = new AbortController();
+  const ctx: WorkerContext = { config, db, redis, accounts: clients.runtimes, logger, metrics, forceStop: forceStop.signal };
+
+  const queues = createQueues(redis, prefix);
+  const reconciled = await reconcileSchedulers(queues, accounts, { billsMs: config.worker.billsIntervalMs, snapshotsMs: config.worker.snapshotIntervalMs });
+  logger.info({ accounts: accounts.map((a) => a.name), ...reconciled }, "job schedulers reconciled");
+
+  const processors: { [Q in QueueName]: Processor<JobData[Q]> } = {
+    bills: (job) => processBills(ctx, job),
+    snapshots: (job) => processSnapshots(ctx, job),
+    backfill: (job, token) => processBackfillWindow(ctx, job, token),
+  };
+  const workers = QUEUE_NAMES.map(
+    (name) =>
+      new Worker(name, instrument(name, processors[name] as Processor<{ account: string }>, logger, metrics) as (job: Job) => Promise<unknown>, {
+        connection: redis,
+        prefix,
+        // Jobs of different accounts run side by side; one account's bills never do (its lock).
+        concurrency: Math.max(1, accounts.length),
+        // A job whose process died is taken over after the lock lapses (BullMQ stalled-job recovery).
+        lockDuration: 30_000,
+        maxStalledCount: 5,
+      }),
+  );
+  for (const w of workers) w.on("error", (err) => logger.warn({ queue: w.name, err: err.message }, "worker error"));
+
+  const ops = await startOpsServer({
+    port: config.worker.metricsPort,
+    metrics,
+    logger,
+    queues: Object.values(queues),
+    bullBoard: config.worker.bullBoard,
+    // The ops port has no authentication: the board shows, it does not act.
+    bullBoardReadOnly: true,
+    beforeScrape: async () => {
+      await metrics.refreshQueueDepths(Object.values(queues));
+    },
+    health: () =>
+      checkHealth({
+        redisPing: redisPing(healthRedis),
+        postgresPing: postgresPing((sql) => db.$queryRawUnsafe(sql)),
+        lastSuccess: () =>
+          postgresLastSuccess(
+            (sql) => db.$queryRawUnsafe(sql),
+            accounts.flatMap((a) => [{ account: a.name, stream: "bills" }, ...a.coinIds.map((c) => ({ account: a.name, stream: `snapshots:${c}` }))]),
+          ),
+        maxAgeMs: config.worker.healthMaxSyncAgeMs,
+        startedAt,
+      }),
+  });
+  logger.info({ metrics: ops.url, queues: QUEUE_NAMES, prefix }, "worker started");
+
+  let resolveDone!: () => void;
+  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  let stopping: Promise<void> | undefined;
+  const stop = (reason: string) =>
+    (stopping ??= (async () => {
+      logger.info({ reason, timeoutMs: config.worker.shutdownTimeoutMs }, "shutting down: no new jobs; waiting for running ones");
+      const closing = Promise.all(workers.map((w) => w.close()));
+      const timer = setTimeout(() => {
+        logger.warn("shutdown timeout: stopping running jobs at their next page (their committed progress is kept)");
+        forceStop.abort(new Error("shutdown timeout"));
+      }, config.worker.shutdownTimeoutMs);
+      await closing;
+      clearTimeout(timer);
+      await clients.close();
+      await closeQueues(queues);
+      await redis.quit().catch(() => redis.disconnect());
+      healthRedis.disconnect();
+      await ops.close();
+      await db.$disconnect();
+      logger.info("shut down cleanly");
+    })().finally(resolveDone));
+
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.once("SIGINT", () => void stop("SIGINT"));
+  return { done, stop, metricsUrl: ops.url };
+}
