@@ -7,7 +7,10 @@ import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
 
 export interface BillsWindowWrite {
   accountName: string;
+  /** Stream name for quarantined items ("bills"). */
   stream: string;
+  /** The bookmark this write advances: "bills" for incremental sync, or a backfill window's own. */
+  cursorStream?: string;
   /** Every bill at or before this instant has now been fetched (epoch ms). */
   cursorMs: number;
   bills: Bill[];
@@ -67,7 +70,7 @@ quarantined AS (
 ),
 cursor AS (
   INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at)
-  VALUES ($1, $12, $17::bigint, $11)
+  VALUES ($1, $18, $17::bigint, $11)
   ON CONFLICT (account_name, stream) DO UPDATE SET
     -- Re-reading the lookback must never move the bookmark backwards.
     cursor_ms = GREATEST(s.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at
@@ -103,6 +106,7 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     w.rejected.map((r) => sha256(r.rawText)),
     JSON.stringify(w.context),
     String(w.cursorMs),
+    w.cursorStream ?? w.stream,
   );
   const row = rows[0];
   if (!row || row.cursor_rows !== 1) throw new Error("bills window write returned no result");
