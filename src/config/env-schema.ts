@@ -191,6 +191,7 @@ export const envSchema = z.object({
     .transform((v) => (v ? v : "9464"))
     .pipe(z.string().regex(/^[0-9]{1,5}$/, "must be a port number").transform(Number).refine((n) => n <= 65535, "must be a port number (0-65535)")),
   HEALTH_MAX_SYNC_AGE_MS: positiveInt(900_000),
+  JOB_LOCK_DURATION_MS: positiveInt(30_000),
   BULL_BOARD_ENABLED: z
     .string()
     .trim()

@@ -38,6 +38,8 @@ export interface Config {
     shutdownTimeoutMs: number;
     metricsPort: number;
     healthMaxSyncAgeMs: number;
+    /** How long a dead process's job and account lock hold before another process takes over. */
+    jobLockDurationMs: number;
     bullBoard: boolean;
     queuePrefix: string;
     /** Names this process's egress IP: processes with the same id share the per-IP weight budget. */
@@ -80,6 +82,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       metricsPort: e.METRICS_PORT,
       healthMaxSyncAgeMs: e.HEALTH_MAX_SYNC_AGE_MS,
+      jobLockDurationMs: e.JOB_LOCK_DURATION_MS,
       bullBoard: e.BULL_BOARD_ENABLED,
       queuePrefix: e.QUEUE_PREFIX,
       egressId: e.EGRESS_ID ?? hostname(),

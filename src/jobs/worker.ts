@@ -65,7 +65,9 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
         // Jobs of different accounts run side by side; one account's bills never do (its lock).
         concurrency: Math.max(1, accounts.length),
         // A job whose process died is taken over after the lock lapses (BullMQ stalled-job recovery).
-        lockDuration: 30_000,
+        lockDuration: config.worker.jobLockDurationMs,
+        // Look for stalled jobs as often as a lock can lapse, so takeover is not 30 s late.
+        stalledInterval: config.worker.jobLockDurationMs,
         maxStalledCount: 5,
       }),
   );

@@ -23,6 +23,8 @@ export interface HandlerContext {
   limiter: WeightLimiter;
   shuffleRng: Prng;
   credentials: SandboxCredentials;
+  /** Further API keys (sub-accounts) over the same history; each is its own UID for the limits. */
+  extraCredentials: readonly SandboxCredentials[];
   toleranceMs: number;
   ordering: Ordering;
   startInclusive: boolean;
@@ -47,11 +49,13 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
     call.method === "POST" && call.path === BILLS_PATH ? "bills" : call.method === "GET" && call.path === ACCOUNT_PATH ? "account" : null;
   if (endpoint === null) return errorReply(404, "404", `Not Found: ${call.method} ${call.path}`);
   const now = Date.now();
-  const authError = checkAuth(call, ctx.credentials, ctx.toleranceMs, now);
+  const key = call.headers["access-key"];
+  const creds = ctx.extraCredentials.find((c) => c.apiKey === key) ?? ctx.credentials;
+  const authError = checkAuth(call, creds, ctx.toleranceMs, now);
   if (authError !== null) return errorReply(400, authError.code, authError.msg);
   if (charge) {
     const w = WEIGHTS[endpoint];
-    if (!ctx.limiter.tryConsume(call.ip, ctx.credentials.apiKey, w.ip, w.uid, now)) {
+    if (!ctx.limiter.tryConsume(call.ip, creds.apiKey, w.ip, w.uid, now)) {
       ctx.onRateLimited();
       return { status: 429, body: TOO_MANY_REQUESTS_BODY, contentType: JSON_TYPE };
     }

@@ -52,6 +52,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     limiter,
     shuffleRng: new Prng(seed, "shuffle"),
     credentials: options.credentials ?? DEFAULT_SANDBOX_CREDENTIALS,
+    extraCredentials: options.extraCredentials ?? [],
     toleranceMs: options.timestampToleranceMs ?? 30_000,
     ordering,
     startInclusive: options.startInclusive ?? true,

@@ -77,6 +77,8 @@ export interface SandboxOptions {
   log?: (line: string) => void;
   /** Default "per-request". */
   accountEvolution?: AccountEvolution;
+  /** Further API keys over the same history, each its own UID (weight budget) — for multi-account tests. */
+  extraCredentials?: SandboxCredentials[];
 }
 
 export interface SandboxBill {

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AccountConfig } from "../../src/config/accounts.ts";
+import { closeQueues, createQueues, type Queues } from "../../src/jobs/queues.ts";
+import { reconcileSchedulers } from "../../src/jobs/schedulers.ts";
+import { createTestRedis, type TestRedis } from "../support/redis.ts";
+
+let r: TestRedis;
+let queues: Queues;
+beforeAll(async () => {
+  r = await createTestRedis();
+  queues = createQueues(r.client, r.prefix);
+});
+afterAll(async () => {
+  await closeQueues(queues);
+  await r.cleanup();
+});
+
+const account = (name: string, coinIds: string[] = []): AccountConfig => ({ name, coinIds, backfillFromMs: 0, credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" } });
+const schedulers = async () => ({
+  bills: (await queues.bills.getJobSchedulers(0, -1)).map((s) => [s.key, Number(s.every)]).sort(),
+  snapshots: (await queues.snapshots.getJobSchedulers(0, -1)).map((s) => [s.key, Number(s.every)]).sort(),
+});
+
+describe("job scheduler reconciliation", () => {
+  it("adds one bills scheduler per account and snapshots for accounts with coins", async () => {
+    const r1 = await reconcileSchedulers(queues, [account("a", ["2"]), account("b")], { billsMs: 60_000, snapshotsMs: 300_000 });
+    expect(r1).toEqual({ added: ["bills:a", "bills:b", "snapshots:a"], updated: [], removed: [] });
+    expect(await schedulers()).toEqual({ bills: [["bills:a", 60_000], ["bills:b", 60_000]], snapshots: [["snapshots:a", 300_000]] });
+  });
+
+  it("is a no-op when nothing changed (several workers booting at once converge)", async () => {
+    const again = await reconcileSchedulers(queues, [account("a", ["2"]), account("b")], { billsMs: 60_000, snapshotsMs: 300_000 });
+    expect(again).toEqual({ added: [], updated: [], removed: [] });
+  });
+
+  it("updates changed intervals and removes schedulers of accounts no longer configured", async () => {
+    const r2 = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000 });
+    expect(r2).toEqual({ added: [], updated: ["bills:a"], removed: ["bills:b", "snapshots:a"] });
+    expect(await schedulers()).toEqual({ bills: [["bills:a", 30_000]], snapshots: [] });
+  });
+
+  it("schedules jobs carrying the account", async () => {
+    const jobs = await queues.bills.getJobs(["waiting", "delayed", "prioritized"]);
+    expect(jobs.map((j) => j.data)).toContainEqual({ account: "a" });
+  });
+});
