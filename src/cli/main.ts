@@ -6,6 +6,7 @@ import { registerDemo } from "./commands/demo.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
+import { registerStatus } from "./commands/status.ts";
 import { registerSync } from "./commands/sync.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
@@ -20,6 +21,7 @@ registerSync(program);
 registerSnapshot(program);
 registerWorker(program);
 registerBackfill(program);
+registerStatus(program);
 registerSandbox(program);
 registerDemo(program);
 

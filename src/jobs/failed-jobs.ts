@@ -1,0 +1,28 @@
+// Failed jobs per account, for `ledger-sync status`: how many, and the newest reason.
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { QUEUE_NAMES } from "./queues.ts";
+
+export interface FailedJobs {
+  count: number;
+  lastError?: { queue: string; at: string; reason: string };
+}
+
+export async function failedJobsByAccount(redis: Redis, prefix: string, limit = 500): Promise<Record<string, FailedJobs>> {
+  const out: Record<string, FailedJobs> = {};
+  for (const name of QUEUE_NAMES) {
+    const queue = new Queue(name, { connection: redis, prefix });
+    try {
+      for (const job of await queue.getFailed(0, limit - 1)) {
+        const account = String((job.data as { account?: unknown }).account ?? "?");
+        const entry = (out[account] ??= { count: 0 });
+        entry.count++;
+        const at = new Date(job.finishedOn ?? job.timestamp).toISOString();
+        if (!entry.lastError || at > entry.lastError.at) entry.lastError = { queue: name, at, reason: job.failedReason };
+      }
+    } finally {
+      await queue.close();
+    }
+  }
+  return out;
+}
