@@ -129,4 +129,39 @@ describe("worker processes", () => {
       await sandbox.close();
     }
   });
+
+  it("SIGTERM during a slow job: stops at the next page once SHUTDOWN_TIMEOUT_MS passes, exits 0, keeps committed progress", async () => {
+    // Every request stalls 1.5 s: a backfill job is always mid-request when the signal comes.
+    const sandbox = await startSandbox({ seed: 33, billCount: 3000, limits: null, faults: { rate: 1, kinds: ["stall"] }, stallMs: 1500 });
+    const truth = sandbox.truth();
+    const env = baseEnv(sandbox, {
+      EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
+      EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
+      EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+      ACCOUNT_NAME: "term",
+      BACKFILL_FROM: String(truth[0]!.cTimeMs),
+      BILLS_INTERVAL_MS: "3600000",
+      SHUTDOWN_TIMEOUT_MS: "2000",
+      EXCHANGE_TIMEOUT_MS: "10000",
+    });
+    const worker = startCli(["worker"], { ...env, METRICS_PORT: String(await freePort()) });
+    try {
+      await waitFor("the first bills job running", async () => worker.output().includes("bills sync starting"), 30_000, 100);
+      await new Promise((r) => setTimeout(r, 2000));
+      const stoppedAt = Date.now();
+      worker.signal("SIGTERM");
+      expect(await worker.exited).toBe(0);
+      // Timeout (2 s) + the request in flight (at most one 1.5 s stall) + closing.
+      expect(Date.now() - stoppedAt).toBeLessThan(2000 + 1500 + 3000);
+      expect(worker.output()).toContain("shutdown timeout: stopping running jobs at their next page");
+      expect(worker.output()).toContain("shut down cleanly");
+      // What was committed is exact: the stored bills are a prefix of the truth, up to the cursor.
+      const cursor = (await db.$queryRawUnsafe<{ c: bigint }[]>("SELECT cursor_ms AS c FROM sync_state WHERE account_name = 'term' AND stream = 'bills'"))[0]?.c;
+      const stored = await storedBills(db, "term");
+      expect(stored).toEqual(asRows(truth.filter((b) => cursor !== undefined && b.cTimeMs <= Number(cursor))));
+    } finally {
+      worker.signal("SIGKILL");
+      await sandbox.close();
+    }
+  });
 });
