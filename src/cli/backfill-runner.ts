@@ -1,13 +1,12 @@
 // Runs a planned backfill inline or through the queue, reporting progress from the database.
-import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import { ExchangeClient } from "../exchange/http-client.ts";
 import { SlidingWindowGate } from "../exchange/weight-gate.ts";
 import type { BackfillWindow } from "../jobs/backfill-plan.ts";
+import { BackfillQueue } from "../jobs/backfill-queue.ts";
 import { backfillCursorStream } from "../jobs/processors/backfill.ts";
-import type { JobData } from "../jobs/queues.ts";
 import type { Logger } from "../log/logger.ts";
 import { backfillProgress } from "../store/backfill-progress.ts";
 import { createDb, type Db } from "../store/prisma.ts";
@@ -67,7 +66,7 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
 /** Enqueue every window (deterministic ids: a second enqueue adds nothing) and watch until done. */
 export async function runQueued({ config, databaseUrl, plans, redisUrl }: RunArgs & { redisUrl: string }): Promise<BackfillOutcome> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = new Queue<JobData["backfill"]>("backfill", { connection: redis, prefix: config.worker.queuePrefix });
+  const queue = new BackfillQueue(redis, config.worker.queuePrefix);
   const db = createDb(databaseUrl);
   const reporter = new ProgressReporter("backfill");
   const stopped = new AbortController();
@@ -75,15 +74,14 @@ export async function runQueued({ config, databaseUrl, plans, redisUrl }: RunArg
   process.once("SIGINT", onSignal);
   try {
     const windows = plans.flatMap((p) => p.windows);
-    await queue.addBulk(windows.map((w) => ({ name: "backfill", data: w.data, opts: { jobId: w.jobId, attempts: 5, backoff: { type: "exponential", delay: 2000 } } })));
+    await queue.enqueue(windows);
     for (;;) {
       const p = await progressOf(db, plans);
       reporter.update(p);
       if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills };
-      const failed = (await Promise.all(windows.map((w) => queue.getJob(w.jobId)))).filter((j) => j && j.failedReason && j.finishedOn && j.attemptsMade >= (j.opts.attempts ?? 1));
+      const failed = await queue.failedWindows(windows);
       if (failed.length > 0) {
-        const j = failed[0]!;
-        return { complete: false, reason: `${failed.length} backfill window(s) failed after all attempts; first: ${j.id}: ${j.failedReason} (rerun the same command to retry them)` };
+        return { complete: false, reason: `${failed.length} backfill window(s) failed after all attempts; first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)` };
       }
       if (stopped.signal.aborted) return { complete: false, reason: "stopped watching; the queued windows keep running in the workers (rerun the same command to watch again)" };
       await new Promise((r) => setTimeout(r, 1000));

@@ -24,6 +24,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.billRevisions(rt.account.name, s.revised);
     ctx.metrics.syncLag(rt.account.name, "bills", Math.max(0, (Date.now() - s.toMs) / 1000));
     ctx.metrics.success(rt.account.name, "bills", new Date());
+    ctx.metrics.quarantined(rt.account.name, await ctx.db.quarantine.count({ where: { accountName: rt.account.name } }));
     return { fromMs: s.fromMs, toMs: s.toMs, requests: s.requests, fetched: s.billsFetched, inserted: s.inserted, revised: s.revised, quarantined: s.quarantined, unverifiedMilliseconds: s.unverifiedMilliseconds };
   } finally {
     await lease.release();
