@@ -28,6 +28,14 @@ afterAll(async () => {
 
 const count = async (account: string) => (await db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1", account))[0]!.n;
 
+/** The single-account variables for the sandbox's default credentials. */
+const sandboxAccount = (name: string) => ({
+  EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
+  EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
+  EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+  ACCOUNT_NAME: name,
+});
+
 function baseEnv(sandbox: Sandbox, extra: Record<string, string>): Record<string, string> {
   return {
     DATABASE_URL: database.url,
@@ -96,10 +104,7 @@ describe("worker processes", () => {
     const sandbox = await startSandbox({ seed: 32, billCount: 12_000, limits: { ipWeight: 200, uidWeight: 150, windowMs: 1000 } });
     const truth = sandbox.truth();
     const env = baseEnv(sandbox, {
-      EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-      EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-      EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
-      ACCOUNT_NAME: "kill",
+      ...sandboxAccount("kill"),
       // The scheduled job covers only the last minute: the backfill does the history.
       BACKFILL_FROM: String(Date.now() - 60_000),
       BILLS_INTERVAL_MS: "3600000",
@@ -135,10 +140,7 @@ describe("worker processes", () => {
     const sandbox = await startSandbox({ seed: 33, billCount: 3000, limits: null, faults: { rate: 1, kinds: ["stall"] }, stallMs: 1500 });
     const truth = sandbox.truth();
     const env = baseEnv(sandbox, {
-      EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-      EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-      EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
-      ACCOUNT_NAME: "term",
+      ...sandboxAccount("term"),
       BACKFILL_FROM: String(truth[0]!.cTimeMs),
       BILLS_INTERVAL_MS: "3600000",
       SHUTDOWN_TIMEOUT_MS: "2000",

@@ -9,18 +9,11 @@ import { checkHealth, postgresLastSuccess, postgresPing, redisPing, type HealthD
 import { startOpsServer } from "../../src/ops/http-server.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { freePort } from "../support/processes.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
+/** A port nothing listens on (it was free a moment ago). */
+const closedPort = freePort;
 
 /** Accepts connections and never answers: a hung dependency. */
 async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {

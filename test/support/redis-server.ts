@@ -3,9 +3,10 @@
 // Debian); otherwise a clear message on how to get one. CI passes TEST_REDIS_URL instead.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "./processes.ts";
 
 export interface RedisHandle {
   url: string;
@@ -19,17 +20,6 @@ function hasRedisServer(): boolean {
   } catch {
     return false;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
 }
 
 export function ensureRedisServerInstalled(log: (line: string) => void = console.log): void {
