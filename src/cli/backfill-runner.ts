@@ -25,7 +25,7 @@ interface RunArgs {
   plans: BackfillPlan[];
 }
 
-export type BackfillOutcome = { complete: true; windows: number; bills: number } | { complete: false; reason: string };
+export type BackfillOutcome = { complete: true; windows: number; bills: number; unverifiedMilliseconds: number[] } | { complete: false; reason: string };
 
 async function progressOf(db: Db, plans: BackfillPlan[]) {
   let windowsDone = 0;
@@ -43,12 +43,14 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
   const db = createDb(databaseUrl);
   const reporter = new ProgressReporter("backfill (inline)");
   const gate = new SlidingWindowGate({ ip: config.rateLimit.ipWeight, uid: config.rateLimit.uidWeight, windowMs: config.rateLimit.windowMs });
+  const unverified: number[] = [];
   try {
     for (const plan of plans) {
       const client = new ExchangeClient({ baseUrl: config.exchange.baseUrl, credentials: plan.account.credentials, locale: config.exchange.locale, timeoutMs: config.exchange.timeoutMs, maxAttempts: config.exchange.maxAttempts, gate, logger });
       try {
         for (const w of plan.windows) {
-          await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });
+          const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });
+          unverified.push(...s.unverifiedMilliseconds);
           reporter.update(await progressOf(db, plans));
         }
       } finally {
@@ -57,7 +59,7 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
     }
     const p = await progressOf(db, plans);
     reporter.update(p, true);
-    return { complete: true, windows: p.windowsTotal, bills: p.bills };
+    return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: unverified };
   } finally {
     await db.$disconnect();
   }
@@ -78,7 +80,7 @@ export async function runQueued({ config, databaseUrl, plans, redisUrl }: RunArg
     for (;;) {
       const p = await progressOf(db, plans);
       reporter.update(p);
-      if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills };
+      if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: await queue.unverifiedMilliseconds(windows) };
       const failed = await queue.failedWindows(windows);
       if (failed.length > 0) {
         return { complete: false, reason: `${failed.length} backfill window(s) failed after all attempts; first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)` };

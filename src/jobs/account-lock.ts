@@ -22,12 +22,19 @@ export class AccountLock {
     private readonly ttlMs = 60_000,
   ) {}
 
-  /** The lease, or undefined when another holder has it. */
-  async tryAcquire(): Promise<Lease | undefined> {
+  /**
+   * The lease, or undefined when another holder has it. The lease's signal also aborts with
+   * `parent` (the worker's stop signal); its listener is removed on release, so a long-running
+   * worker does not accumulate one per job.
+   */
+  async tryAcquire(parent?: AbortSignal): Promise<Lease | undefined> {
     const token = randomUUID();
     const ok = await this.redis.set(this.key, token, "PX", this.ttlMs, "NX");
     if (ok !== "OK") return undefined;
     const controller = new AbortController();
+    const onParentAbort = () => controller.abort(parent?.reason);
+    if (parent?.aborted) onParentAbort();
+    else parent?.addEventListener("abort", onParentAbort, { once: true });
     const renew = setInterval(() => {
       this.redis.eval(RENEW, 1, this.key, token, String(this.ttlMs)).then(
         (r) => {
@@ -41,6 +48,7 @@ export class AccountLock {
       signal: controller.signal,
       release: async () => {
         clearInterval(renew);
+        parent?.removeEventListener("abort", onParentAbort);
         await this.redis.eval(RELEASE, 1, this.key, token);
       },
     };

@@ -16,7 +16,8 @@ export function planBackfill(account: string, fromMs: number, toMs: number, wind
   for (let start = fromMs; start <= toMs; start += windowMs) {
     const end = Math.min(toMs, start + windowMs - 1);
     // BullMQ custom ids may not contain ':'.
-    windows.push({ jobId: `backfill_${account}_${start}_${end}`, data: { account, fromMs: start, toMs: end, backfillId } });
+    const previous = windows.at(-1)?.data;
+    windows.push({ jobId: `backfill_${account}_${start}_${end}`, data: { account, fromMs: start, toMs: end, backfillId, ...(previous ? { previous: { fromMs: previous.fromMs, toMs: previous.toMs } } : {}) } });
   }
   return windows;
 }

@@ -49,6 +49,12 @@ export class BackfillQueue {
       .map((j) => ({ id: String(j!.id), reason: j!.failedReason }));
   }
 
+  /** Milliseconds the finished windows could not prove complete (from their results). */
+  async unverifiedMilliseconds(windows: BackfillWindow[]): Promise<number[]> {
+    const jobs = await Promise.all(windows.map((w) => this.queue.getJob(w.jobId)));
+    return jobs.flatMap((j) => ((j?.returnvalue as { unverifiedMilliseconds?: number[] } | undefined)?.unverifiedMilliseconds ?? []));
+  }
+
   close(): Promise<void> {
     return this.queue.close();
   }

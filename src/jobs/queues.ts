@@ -8,8 +8,12 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 export interface JobData {
   bills: { account: string };
   snapshots: { account: string };
-  /** One window of a backfill: [fromMs, toMs] of one account. */
-  backfill: { account: string; fromMs: number; toMs: number; backfillId: string };
+  /**
+   * One window of a backfill: [fromMs, toMs] of one account. `previous` is the window before it:
+   * windows run in time order, because a same-millisecond split draws its symbol candidates from
+   * the bills stored before it (streams/bills/millisecond-split.ts).
+   */
+  backfill: { account: string; fromMs: number; toMs: number; backfillId: string; previous?: { fromMs: number; toMs: number } };
 }
 
 export type Queues = { [Q in QueueName]: Queue<JobData[Q]> };

@@ -3,7 +3,7 @@
 // under .data/test-postgres so that `npm test` works on a fresh machine with nothing installed.
 import type { TestProject } from "vitest/node";
 import type { EmbeddedHandle } from "../../src/store/embedded-postgres.ts";
-import { startRedisServer, type RedisHandle } from "./redis-server.ts";
+import { startRedisServer, type RedisHandle } from "../../src/cli/demo/local-redis.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {

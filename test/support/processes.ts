@@ -1,6 +1,5 @@
 // Real ledger-sync processes for integration tests: start, read their logs, signal, await exit.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 
 export interface Proc {
   child: ChildProcess;
@@ -18,16 +17,7 @@ export function startCli(args: string[], env: Record<string, string>): Proc {
   return { child, output: () => out, exited, signal: (sig) => void child.kill(sig) };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
+export { freePort } from "../../src/cli/demo/free-port.ts";
 
 /** Polls until `check` returns true or the time runs out (then throws with `what`). */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 300): Promise<void> {

@@ -7,7 +7,7 @@ import type { JobData } from "../queues.ts";
 export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]>): Promise<Record<string, unknown>> {
   const rt = ctx.accounts.get(job.data.account);
   if (!rt) return { skipped: `account ${job.data.account} is no longer configured` };
-  const lease = await billsLock(ctx, rt.account.name).tryAcquire();
+  const lease = await billsLock(ctx, rt.account.name).tryAcquire(ctx.forceStop);
   // Another process is syncing this account's bills: this run has nothing to add.
   if (!lease) return { skipped: "another job holds this account's bills lock" };
   try {
@@ -18,7 +18,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
       accountName: rt.account.name,
       backfillFromMs: rt.account.backfillFromMs,
       lookbackMs: ctx.config.lookbackMs,
-      signal: AbortSignal.any([lease.signal, ctx.forceStop]),
+      signal: lease.signal,
     });
     ctx.metrics.billsWritten(rt.account.name, s.inserted);
     ctx.metrics.billRevisions(rt.account.name, s.revised);

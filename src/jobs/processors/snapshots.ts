@@ -9,7 +9,7 @@ export async function processSnapshots(ctx: WorkerContext, job: Job<JobData["sna
   if (!rt) return { skipped: `account ${job.data.account} is no longer configured` };
   if (rt.account.coinIds.length === 0) return { skipped: "account has no coin ids to snapshot" };
   // Two snapshot runs of one account would race on its settings versions: one at a time.
-  const lease = await snapshotsLock(ctx, rt.account.name).tryAcquire();
+  const lease = await snapshotsLock(ctx, rt.account.name).tryAcquire(ctx.forceStop);
   if (!lease) return { skipped: "another job holds this account's snapshots lock" };
   try {
     const s = await syncAccountSnapshots({
@@ -19,7 +19,7 @@ export async function processSnapshots(ctx: WorkerContext, job: Job<JobData["sna
       accountName: rt.account.name,
       coinIds: rt.account.coinIds,
       retentionDays: ctx.config.snapshotRetentionDays,
-      signal: AbortSignal.any([lease.signal, ctx.forceStop]),
+      signal: lease.signal,
     });
     ctx.metrics.success(rt.account.name, "snapshots", new Date());
     return { coins: s.coins.map((c) => ({ coinId: c.coinId, outcome: c.outcome })), quarantined: s.quarantined, prunedHistoryRows: s.prunedHistoryRows };
