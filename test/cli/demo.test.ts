@@ -38,3 +38,30 @@ describe("ledger-sync demo", () => {
     expect(res.stdout).toMatch(/snapshot rows: account_snapshots [1-9]/);
   });
 });
+
+describe("ledger-sync demo, interrupted", () => {
+  it("stops cleanly on Ctrl-C (SIGINT): exit 130, and the redis-server it started is gone", async () => {
+    const { startCli, waitFor } = await import("../support/processes.ts");
+    const { connect } = await import("node:net");
+    const answers = (port: number) =>
+      new Promise<boolean>((resolve) => {
+        const s = connect(port, "127.0.0.1", () => (s.end(), resolve(true)));
+        s.on("error", () => resolve(false));
+      });
+    const cwd = mkdtempSync(join(tmpdir(), "ls-demo-int-"));
+    // No REDIS_URL: the demo starts (and must stop) its own redis-server.
+    const demo = startCli(["demo", "--bills", "1500", "--for", "60"], { DATABASE_URL: t.url, QUEUE_PREFIX: `${r.prefix}_int` }, cwd);
+    try {
+      await waitFor("the demo's worker running", async () => demo.output().includes("worker running"), 60_000, 100);
+      const port = Number(/local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/.exec(demo.output())?.[1]);
+      expect(port).toBeGreaterThan(0);
+      expect(await answers(port)).toBe(true);
+      demo.signal("SIGINT");
+      expect(await demo.exited).toBe(130);
+      expect(demo.output()).toMatch(/interrupted; everything started by the demo was stopped/);
+      expect(await answers(port)).toBe(false);
+    } finally {
+      demo.signal("SIGKILL");
+    }
+  });
+});

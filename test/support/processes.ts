@@ -1,5 +1,6 @@
 // Real ledger-sync processes for integration tests: start, read their logs, signal, await exit.
 import { spawn, type ChildProcess } from "node:child_process";
+import { resolve } from "node:path";
 
 export interface Proc {
   child: ChildProcess;
@@ -8,8 +9,8 @@ export interface Proc {
   signal(sig: NodeJS.Signals): void;
 }
 
-export function startCli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ["bin/ledger-sync.js", ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function startCli(args: string[], env: Record<string, string>, cwd?: string): Proc {
+  const child = spawn(process.execPath, [resolve("bin/ledger-sync.js"), ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"], ...(cwd ? { cwd } : {}) });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
