@@ -143,7 +143,7 @@ describe("ops http server", () => {
       // The socket stays open in the agent's pool now.
       const started = Date.now();
       await server.close();
-      expect(Date.now() - started).toBeLessThan(1000);
+      expect(Date.now() - started).toBeLessThan(4000); // not the 5 s keep-alive timeout
       // A second close() is the same promise, not an error.
       await server.close();
       await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();

@@ -158,7 +158,7 @@ describe("bills endpoint", () => {
     expect(s.stats().billsRequests).toBe(5);
     const started = performance.now();
     await s.close(); // an idle keep-alive socket is open: close() must not wait for it
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(4000); // not the 5 s keep-alive timeout
     await agent.close();
   });
 
