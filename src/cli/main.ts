@@ -8,6 +8,7 @@ import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerSync } from "./commands/sync.ts";
+import { registerVerify } from "./commands/verify.ts";
 import { registerWorker } from "./commands/worker.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 
@@ -22,6 +23,7 @@ registerSnapshot(program);
 registerWorker(program);
 registerBackfill(program);
 registerStatus(program);
+registerVerify(program);
 registerSandbox(program);
 registerDemo(program);
 
