@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
 import { registerBackfill } from "./commands/backfill.ts";
 import { registerDemo } from "./commands/demo.ts";
+import { registerGrantReadonly } from "./commands/grant-readonly.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
@@ -24,6 +25,7 @@ registerWorker(program);
 registerBackfill(program);
 registerStatus(program);
 registerVerify(program);
+registerGrantReadonly(program);
 registerSandbox(program);
 registerDemo(program);
 

@@ -5,10 +5,10 @@ describe("ledger-sync command line", () => {
   it("shows help listing every command", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(0);
-    for (const command of ["migrate", "sync", "snapshot", "worker", "backfill", "status", "verify", "sandbox", "demo"]) expect(r.stdout).toContain(command);
+    for (const command of ["migrate", "sync", "snapshot", "worker", "backfill", "status", "verify", "grant-readonly", "sandbox", "demo"]) expect(r.stdout).toContain(command);
   });
 
-  it.each([["migrate"], ["sync"], ["snapshot"], ["worker"], ["backfill"], ["status"], ["verify"], ["sandbox"], ["demo"]])("shows help for %s", async (command) => {
+  it.each([["migrate"], ["sync"], ["snapshot"], ["worker"], ["backfill"], ["status"], ["verify"], ["grant-readonly"], ["sandbox"], ["demo"]])("shows help for %s", async (command) => {
     const r = await runCli([command, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Usage: ledger-sync ${command}`);

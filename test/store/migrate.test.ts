@@ -54,6 +54,7 @@ describe("migrations of prisma/schema.prisma", () => {
     expect(names.length).toBeGreaterThanOrEqual(2);
     expect(names[0]).toMatch(/^\d{14}_init$/);
     expect(names[1]).toMatch(/^\d{14}_snapshots$/);
+    expect(names[2]).toMatch(/^\d{14}_bi_views$/);
   });
   afterAll(async () => {
     await db?.drop();
@@ -72,12 +73,14 @@ describe("migrations of prisma/schema.prisma", () => {
 
     const tables = await query<{ table_name: string }>(
       db.url,
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
     );
     expect(tables.map((t) => t.table_name)).toEqual([
       "_prisma_migrations", "account_snapshots", "bill_revisions", "bills", "collateral_current", "collateral_history",
       "fee_settings", "leverage_settings", "mode_settings", "position_history", "positions_current", "quarantine", "sync_state",
     ]);
+    const views = await query<{ table_name: string }>(db.url, "SELECT table_name FROM information_schema.views WHERE table_schema = 'public' ORDER BY table_name");
+    expect(views.map((v) => v.table_name)).toEqual(["v_balances", "v_daily_pnl", "v_fees", "v_funding", "v_positions_open", "v_transfers"]);
 
     // Decimal @db.Decimal must be unconstrained NUMERIC: a precision/scale would round and pad.
     const numerics = await query<{ table_name: string; column_name: string; numeric_precision: number | null; numeric_scale: number | null }>(
