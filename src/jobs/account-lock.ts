@@ -53,9 +53,4 @@ export class AccountLock {
       },
     };
   }
-
-  /** Who holds it (for status output), or null. */
-  holder(): Promise<string | null> {
-    return this.redis.get(this.key);
-  }
 }
