@@ -2,8 +2,7 @@
 import { Redis } from "ioredis";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
-import { ExchangeClient } from "../exchange/http-client.ts";
-import { SlidingWindowGate } from "../exchange/weight-gate.ts";
+import { exchangeClientFromConfig, localWeightGate } from "../exchange/client-from-config.ts";
 import type { BackfillWindow } from "../jobs/backfill-plan.ts";
 import { BackfillQueue } from "../jobs/backfill-queue.ts";
 import { backfillCursorStream } from "../jobs/processors/backfill.ts";
@@ -42,11 +41,12 @@ async function progressOf(db: Db, plans: BackfillPlan[]) {
 export async function runInline({ config, logger, databaseUrl, plans }: RunArgs): Promise<BackfillOutcome> {
   const db = createDb(databaseUrl);
   const reporter = new ProgressReporter("backfill (inline)");
-  const gate = new SlidingWindowGate({ ip: config.rateLimit.ipWeight, uid: config.rateLimit.uidWeight, windowMs: config.rateLimit.windowMs });
+  // One gate for every account: they share this process's IP (and, conservatively, one UID budget).
+  const gate = localWeightGate(config);
   const unverified: number[] = [];
   try {
     for (const plan of plans) {
-      const client = new ExchangeClient({ baseUrl: config.exchange.baseUrl, credentials: plan.account.credentials, locale: config.exchange.locale, timeoutMs: config.exchange.timeoutMs, maxAttempts: config.exchange.maxAttempts, gate, logger });
+      const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate, logger });
       try {
         for (const w of plan.windows) {
           const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });

@@ -3,7 +3,7 @@
 import type { Redis } from "ioredis";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
-import { ExchangeClient } from "../exchange/http-client.ts";
+import { exchangeClientFromConfig } from "../exchange/client-from-config.ts";
 import { RedisWeightGate } from "../exchange/redis-weight-gate.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
@@ -28,12 +28,8 @@ export function createAccountClients(config: Config, accounts: AccountConfig[], 
       onBackgroundError: (err, op) => logger.warn({ account: account.name, op, err: (err as Error).message }, "weight budget bookkeeping failed (charges expire on their own)"),
     });
     gates.push(gate);
-    const client = new ExchangeClient({
-      baseUrl: config.exchange.baseUrl,
+    const client = exchangeClientFromConfig(config, {
       credentials: account.credentials,
-      locale: config.exchange.locale,
-      timeoutMs: config.exchange.timeoutMs,
-      maxAttempts: config.exchange.maxAttempts,
       gate,
       logger: logger.child({ account: account.name }),
       onResponse: ({ endpoint, status, durationMs }) => {

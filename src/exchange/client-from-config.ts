@@ -1,0 +1,28 @@
+// The one mapping from configuration to an exchange client; callers add what differs: whose
+// credentials, which weight gate (in-process or shared in Redis), and any response hook.
+import type { Config, ExchangeCredentials } from "../config/index.ts";
+import type { Logger } from "../log/logger.ts";
+import { ExchangeClient, type ExchangeClientOptions } from "./http-client.ts";
+import { SlidingWindowGate, type WeightGate } from "./weight-gate.ts";
+
+export interface ClientParts {
+  credentials: ExchangeCredentials;
+  gate: WeightGate;
+  logger: Logger;
+  onResponse?: ExchangeClientOptions["onResponse"];
+}
+
+export function exchangeClientFromConfig(config: Config, p: ClientParts): ExchangeClient {
+  return new ExchangeClient({
+    baseUrl: config.exchange.baseUrl,
+    locale: config.exchange.locale,
+    timeoutMs: config.exchange.timeoutMs,
+    maxAttempts: config.exchange.maxAttempts,
+    ...p,
+  });
+}
+
+/** The configured budgets, enforced in this process only (commands run without Redis). */
+export function localWeightGate(config: Config): SlidingWindowGate {
+  return new SlidingWindowGate({ ip: config.rateLimit.ipWeight, uid: config.rateLimit.uidWeight, windowMs: config.rateLimit.windowMs });
+}
