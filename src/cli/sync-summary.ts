@@ -18,7 +18,7 @@ export function formatRunSummary(r: RunSummary): string {
       `  fetched ${s.billsFetched} in ${s.windows} windows (${s.requests} requests${s.splitMilliseconds ? `, ${s.splitMilliseconds} same-millisecond splits` : ""})`,
       `  new ${s.inserted}, revised ${s.revised}, quarantined ${s.quarantined}`,
     );
-    if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${s.unverifiedMilliseconds.map((ms) => new Date(ms).toISOString()).join(", ")}`);
+    if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${isoList(s.unverifiedMilliseconds)}`);
     if (s.unknownBusinessTypes.length) lines.push(`  businessType values not in the spec (stored as sent): ${s.unknownBusinessTypes.join(", ")}`);
   }
   if (r.snapshots) {
@@ -39,13 +39,20 @@ export function formatRunSummary(r: RunSummary): string {
   return `${lines.join("\n")}\n`;
 }
 
+export const isoList = (ms: number[]) => ms.map((m) => new Date(m).toISOString()).join(", ");
+
+/** Exit 4 when bills were fetched but a same-millisecond burst could not be proven complete. */
+export function assertProven(unverifiedMilliseconds: number[]): void {
+  if (unverifiedMilliseconds.length === 0) return;
+  throw new CliExit(
+    EXIT.unverified,
+    `completeness not provable at ${isoList(unverifiedMilliseconds)}: more same-millisecond bills of one type and coin than a page holds; fetched by every known symbol`,
+  );
+}
+
 /** Completed runs that are not fully stored still end non-zero, with the reason. */
 export function assertComplete(r: RunSummary): void {
-  const unverified = r.bills?.unverifiedMilliseconds ?? [];
-  if (unverified.length > 0) {
-    const list = unverified.map((ms) => new Date(ms).toISOString()).join(", ");
-    throw new CliExit(EXIT.unverified, `completeness not provable at ${list}: more same-millisecond bills of one type and coin than a page holds; fetched by every known symbol`);
-  }
+  assertProven(r.bills?.unverifiedMilliseconds ?? []);
   const quarantined = (r.bills?.quarantined ?? 0) + (r.snapshots?.quarantined ?? 0);
   if (quarantined > 0) throw new CliExit(EXIT.quarantined, `${quarantined} record(s) quarantined instead of stored: see the quarantine table`);
 }

@@ -3,6 +3,7 @@ import { loadAccounts } from "../../config/accounts.ts";
 import { loadConfig, parseInstant, requireDatabaseUrl, requireRedisUrl } from "../../config/index.ts";
 import { createLogger } from "../../log/logger.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
+import { assertProven } from "../sync-summary.ts";
 
 const instant = (flag: string) => (v: string) => {
   const ms = parseInstant(v);
@@ -50,9 +51,6 @@ export function registerBackfill(program: Command): void {
         : await runQueued({ config, logger, databaseUrl, redisUrl: requireRedisUrl(config), plans });
       if (!ok.complete) throw new CliExit(EXIT.failed, ok.reason);
       process.stdout.write(`backfill complete: ${ok.windows} windows, ${ok.bills} bills in range\n`);
-      if (ok.unverifiedMilliseconds.length > 0) {
-        const list = ok.unverifiedMilliseconds.map((ms) => new Date(ms).toISOString()).join(", ");
-        throw new CliExit(EXIT.unverified, `completeness not provable at ${list}: more same-millisecond bills of one type and coin than a page holds; fetched by every known symbol`);
-      }
+      assertProven(ok.unverifiedMilliseconds);
     });
 }

@@ -14,6 +14,7 @@ import { planBackfill } from "../../jobs/backfill-plan.ts";
 import { startWorker, type RunningWorker } from "../../jobs/worker.ts";
 import { runQueued } from "../backfill-runner.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
+import { isoList } from "../sync-summary.ts";
 import { DEMO_HISTORY_MS, demoAnchor } from "./demo-anchor.ts";
 import { printDemoSummary } from "./demo-summary.ts";
 import { freePort } from "./free-port.ts";
@@ -92,7 +93,7 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
     if (!backfill.complete && !interrupted) throw new CliExit(EXIT.failed, backfill.reason);
     if (backfill.complete) out(`history backfilled: ${backfill.windows} windows, ${backfill.bills} bills`);
     if (backfill.complete && backfill.unverifiedMilliseconds.length) {
-      out(`  same-millisecond bursts not provably complete (fetched by every known symbol): ${backfill.unverifiedMilliseconds.map((ms) => new Date(ms).toISOString()).join(", ")}`);
+      out(`  same-millisecond bursts not provably complete (fetched by every known symbol): ${isoList(backfill.unverifiedMilliseconds)}`);
     }
 
     if (!interrupted && o.forSeconds > 0) {
