@@ -4,26 +4,20 @@ import { z } from "zod";
 
 const DAY_MS = 86_400_000;
 
-/** Positive integer from text; refuses "1e3", "12abc", "" and values past 2^53. */
-const positiveInt = (fallback: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^[0-9]+$/, "must be a whole number")
-    .transform(Number)
-    .refine((n) => Number.isSafeInteger(n) && n > 0, "must be a positive whole number")
-    .optional()
-    .transform((n) => n ?? fallback);
-
-const nonNegativeInt = (fallback: number) =>
+/** A whole number from text, at least `min`; refuses "1e3", "12abc", "" and values past 2^53. */
+const wholeNumber = (fallback: number, min: number) =>
   z
     .string()
     .trim()
     .regex(/^[0-9]+$/, "must be a whole number")
     .transform(Number)
     .refine((n) => Number.isSafeInteger(n), "is too large")
+    .refine((n) => n >= min, min === 1 ? "must be a positive whole number" : `must be at least ${min}`)
     .optional()
     .transform((n) => n ?? fallback);
+
+const positiveInt = (fallback: number) => wholeNumber(fallback, 1);
+const nonNegativeInt = (fallback: number) => wholeNumber(fallback, 0);
 
 const optionalText = z
   .string()
