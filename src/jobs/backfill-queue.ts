@@ -41,12 +41,15 @@ export class BackfillQueue {
     return { retried };
   }
 
-  /** Windows that failed after their last attempt: id and reason. */
+  /**
+   * Windows that failed after their last attempt: id and reason. One read of the failed set per
+   * call (the watcher polls every second), not one request per window.
+   */
   async failedWindows(windows: BackfillWindow[]): Promise<{ id: string; reason: string }[]> {
-    const jobs = await Promise.all(windows.map((w) => this.queue.getJob(w.jobId)));
-    return jobs
-      .filter((j) => j !== undefined && j.failedReason && j.finishedOn && j.attemptsMade >= (j.opts.attempts ?? 1))
-      .map((j) => ({ id: String(j!.id), reason: j!.failedReason }));
+    const ids = new Set(windows.map((w) => w.jobId));
+    return (await this.queue.getFailed())
+      .filter((j) => ids.has(String(j.id)) && j.attemptsMade >= (j.opts.attempts ?? 1))
+      .map((j) => ({ id: String(j.id), reason: j.failedReason }));
   }
 
   /** Milliseconds the finished windows could not prove complete (from their results). */
