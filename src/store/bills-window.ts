@@ -1,6 +1,13 @@
-// Stores one completed window of bills: the bills, their revisions, quarantined items and the
-// advanced cursor, as ONE SQL statement. A single statement is atomic on its own, so the cursor can
-// never move past rows that were not written, and a page costs one database round trip.
+// Stores one completed window of bills: the bills, quarantined items and the advanced cursor, as ONE
+// SQL statement. A single statement is atomic on its own, so the cursor can never move past rows that
+// were not written, and a page costs one database round trip.
+//
+// Revisions: the bills table refuses content changes outside "the revision path" (a trigger, see
+// the audit_trail migration). This statement declares that path for its own transaction with
+// set_config('ledger_sync.revision', 'on', true), and the trigger files each replaced version in
+// bill_revisions. The declaration sits in the `input` CTE that feeds the upsert, so it has run
+// before the first row reaches the trigger; were it ever not, the statement fails loudly rather
+// than writing anything silently.
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
 import type { Db } from "./prisma.ts";
 import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
@@ -9,8 +16,11 @@ export interface BillsWindowWrite {
   accountName: string;
   /** Stream name for quarantined items ("bills"). */
   stream: string;
-  /** The bookmark this write advances: "bills" for incremental sync, or a backfill window's own. */
-  cursorStream?: string;
+  /**
+   * The bookmark this write advances: "bills" for incremental sync, or a backfill window's own;
+   * null for a repair re-read, which moves no bookmark. Default: `stream`.
+   */
+  cursorStream?: string | null;
   /** Every bill at or before this instant has now been fetched (epoch ms). */
   cursorMs: number;
   bills: Bill[];
@@ -38,16 +48,11 @@ const SQL = `
 WITH input AS (
   SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::numeric[], $7::numeric[], $8::numeric[], $9::bigint[], $10::jsonb[])
     AS t(bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at_ms, raw)
+  WHERE set_config('ledger_sync.revision', 'on', true) = 'on'
 ),
 changed AS (
-  SELECT b.* FROM bills b JOIN input i ON b.account_name = $1 AND b.bill_id = i.bill_id
+  SELECT b.bill_id, b.created_at_ms FROM bills b JOIN input i ON b.account_name = $1 AND b.bill_id = i.bill_id
   WHERE ${CONTENT_DIFFERS}
-),
-revisions AS (
-  INSERT INTO bill_revisions (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, replaced_at)
-  SELECT account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, $11
-  FROM changed
-  RETURNING 1
 ),
 upserted AS (
   INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, last_seen_at)
@@ -63,22 +68,33 @@ upserted AS (
                     IS DISTINCT FROM (excluded.coin, excluded.symbol, excluded.business_type, excluded.amount::text, excluded.balance::text, excluded.fill_fee::text, excluded.created_at_ms)
                THEN excluded.raw ELSE b.raw END,
     last_seen_at = excluded.last_seen_at
-  RETURNING (xmax = 0) AS inserted
+  RETURNING (xmax = 0) AS inserted, bill_id, created_at_ms
 ),
 quarantined AS (
   ${quarantineUpsertSql({ account: "$1", stream: "$12", reasons: "$13", texts: "$14", hashes: "$15", context: "$16", now: "$11" })}
 ),
 cursor AS (
   INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at)
-  VALUES ($1, $18, $17::bigint, $11)
+  SELECT $1, $18, $17::bigint, $11 WHERE $18::text IS NOT NULL
   ON CONFLICT (account_name, stream) DO UPDATE SET
     -- Re-reading the lookback must never move the bookmark backwards.
     cursor_ms = GREATEST(s.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at
   RETURNING 1
+),
+-- A bill added or changed behind the incremental verify's starting point sends it back there (old
+-- and new times of a changed bill both count), and the write counter tells a verify in flight that
+-- what it read is stale.
+dirty AS (
+  UPDATE verify_state v SET check_from_ms = LEAST(v.check_from_ms, d.m), write_seq = v.write_seq + 1
+  FROM (SELECT min(t) AS m FROM (
+          SELECT u.created_at_ms AS t FROM upserted u WHERE u.inserted OR u.bill_id IN (SELECT bill_id FROM changed)
+          UNION ALL SELECT created_at_ms FROM changed) x) d
+  WHERE v.account_name = $1 AND d.m IS NOT NULL
+  RETURNING 1
 )
 SELECT
   (SELECT count(*) FROM upserted WHERE inserted)::int AS inserted,
-  (SELECT count(*) FROM revisions)::int AS revised,
+  (SELECT count(*) FROM changed)::int AS revised,
   (SELECT count(*) FROM upserted)::int AS upserted,
   (SELECT count(*) FROM quarantined WHERE inserted)::int AS quarantined,
   (SELECT count(*) FROM cursor)::int AS cursor_rows
@@ -86,6 +102,7 @@ SELECT
 
 export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<BillsWindowResult> {
   const bills = dedupeById(w.bills);
+  const cursorStream = w.cursorStream === undefined ? w.stream : w.cursorStream;
   const now = new Date();
   const rows = await db.$queryRawUnsafe<Array<BillsWindowResult & { cursor_rows: number }>>(
     SQL,
@@ -106,10 +123,10 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     w.rejected.map((r) => sha256(r.rawText)),
     JSON.stringify(w.context),
     String(w.cursorMs),
-    w.cursorStream ?? w.stream,
+    cursorStream,
   );
   const row = rows[0];
-  if (!row || row.cursor_rows !== 1) throw new Error("bills window write returned no result");
+  if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1)) throw new Error("bills window write returned no result");
   return { inserted: row.inserted, revised: row.revised, upserted: row.upserted, quarantined: row.quarantined };
 }
 

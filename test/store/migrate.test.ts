@@ -77,7 +77,7 @@ describe("migrations of prisma/schema.prisma", () => {
     );
     expect(tables.map((t) => t.table_name)).toEqual([
       "_prisma_migrations", "account_snapshots", "bill_revisions", "bills", "collateral_current", "collateral_history",
-      "fee_settings", "leverage_settings", "mode_settings", "position_history", "positions_current", "quarantine", "sync_state",
+      "fee_settings", "leverage_settings", "mode_settings", "position_history", "positions_current", "quarantine", "sync_runs", "sync_state", "verify_state",
     ]);
     const views = await query<{ table_name: string }>(db.url, "SELECT table_name FROM information_schema.views WHERE table_schema = 'public' ORDER BY table_name");
     expect(views.map((v) => v.table_name)).toEqual(["v_balances", "v_daily_pnl", "v_fees", "v_funding", "v_positions_open", "v_transfers"]);
@@ -142,7 +142,9 @@ describe("migrations of prisma/schema.prisma", () => {
   it("keeps the exchange's decimal text exactly", async () => {
     const [row] = await query<{ amount: string }>(
       db.url,
-      "UPDATE bills SET amount = '0.000000000000000000000000000000000001234567890123456789' RETURNING amount::text",
+      `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw)
+       VALUES ('acct', '2', 'USDT', 'BTCUSDT', 'trade', '0.000000000000000000000000000000000001234567890123456789', 2, 0, now(), 0, '{}')
+       RETURNING amount::text`,
     );
     expect(row!.amount).toBe("0.000000000000000000000000000000000001234567890123456789");
   });

@@ -6,6 +6,7 @@ import { checkBalanceContinuity } from "../../src/verify/balance-continuity.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { syncFromSandbox } from "../support/sandbox-sync.ts";
+import { tamper } from "../support/tamper.ts";
 
 let t: MigratedDb;
 type Link = { coin: string; billId: string; amount: string };
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 const restore = async () => {
-  await t.db.$executeRawUnsafe("DELETE FROM bills WHERE account_name = 'v'");
+  await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v'");
   await t.db.$executeRawUnsafe("INSERT INTO bills SELECT * FROM bills_backup");
 };
 const check = async () => (await checkBalanceContinuity(t.db, { account: "v" })).flatMap((c) => c.breaks.map((b) => [b.previousBillId, b.billId]));
@@ -62,13 +63,14 @@ describe("verify: balance continuity", () => {
       const [prev, x, next] = [chain[k - 1]!, chain[k]!, chain[k + 1]!];
       const context = `case ${i}: ${kind} around bill ${x.billId} (${x.coin})`;
       if (kind === "delete") {
-        await t.db.$executeRawUnsafe("DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", x.billId);
+        await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", x.billId);
         expect(await check(), context).toContainEqual([prev.billId, next.billId]);
       } else if (kind === "alter") {
-        await t.db.$executeRawUnsafe("UPDATE bills SET amount = amount + 0.00000001 WHERE account_name = 'v' AND bill_id = $1", x.billId);
+        await tamper(t.db, "UPDATE bills SET amount = amount + 0.00000001 WHERE account_name = 'v' AND bill_id = $1", x.billId);
         expect(await check(), context).toEqual([[prev.billId, x.billId]]);
       } else {
-        await t.db.$executeRawUnsafe(
+        await tamper(
+          t.db,
           `UPDATE bills b SET balance = o.balance FROM bills o
            WHERE b.account_name = 'v' AND o.account_name = 'v' AND ((b.bill_id = $1 AND o.bill_id = $2) OR (b.bill_id = $2 AND o.bill_id = $1))`,
           x.billId,
@@ -97,7 +99,7 @@ describe("verify: balance continuity", () => {
     expect(clean.code, clean.stderr).toBe(0);
     expect(JSON.parse(clean.stdout).ok).toBe(true);
     const chain = [...chains.values()][0]!;
-    await t.db.$executeRawUnsafe("DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", chain[10]!.billId);
+    await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", chain[10]!.billId);
     const broken = await runCli(["verify", "--account", "v", "--json"], { DATABASE_URL: t.url });
     expect(broken.code).toBe(1);
     const report = JSON.parse(broken.stdout) as { ok: boolean; accounts: { checks: { status: string; breaks: { previousBillId: string; billId: string }[] }[] }[] };

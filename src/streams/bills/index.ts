@@ -6,6 +6,7 @@ import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor } from "../../store/cursors.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
+import { recordRun } from "../../store/sync-runs.ts";
 import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
 
 export { BILLS_STREAM, type BillsSyncSummary } from "./bills-stream.ts";
@@ -28,8 +29,9 @@ export interface BillsAccountSync {
    * A backfill window's own bookmark (e.g. "bills-backfill:<from>-<to>"): the window resumes from
    * it after a crash and never moves the incremental "bills" cursor, which must not jump past a
    * window that has not finished. Requires fromMs and untilMs.
+   * null: a repair re-read of [fromMs, untilMs] that moves no bookmark (recorded as "bills-repair").
    */
-  cursorStream?: string;
+  cursorStream?: string | null;
   limit?: number;
   signal?: AbortSignal;
 }
@@ -39,24 +41,45 @@ export function incrementalStart(cursorMs: number | undefined, backfillFromMs: n
   return cursorMs === undefined ? backfillFromMs : Math.max(0, cursorMs + 1 - lookbackMs);
 }
 
+/** The stream name a run is recorded under in sync_runs. */
+export const REPAIR_STREAM = "bills-repair";
+
 export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSummary> {
-  const cursorStream = o.cursorStream ?? BILLS_STREAM;
-  const cursor = await readCursor(o.db, o.accountName, cursorStream);
+  const repair = o.cursorStream === null;
+  if (repair && (o.fromMs === undefined || o.untilMs === undefined)) throw new Error("a repair re-read needs fromMs and untilMs");
+  const cursorStream = o.cursorStream === undefined ? BILLS_STREAM : o.cursorStream;
+  const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
   let fromMs = o.fromMs ?? incrementalStart(cursor, o.backfillFromMs, o.lookbackMs);
   // A backfill window resumes after what it already committed.
   if (o.cursorStream && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
   const toMs = o.untilMs ?? Date.now();
-  const logger = o.logger.child({ account: o.accountName, stream: cursorStream });
+  const runStream = cursorStream ?? REPAIR_STREAM;
+  const logger = o.logger.child({ account: o.accountName, stream: runStream });
   logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
-  const summary = await syncBills(
-    { fromMs, toMs, limit: o.limit ?? BILLS_MAX_LIMIT },
-    {
-      fetchPage: (q) => fetchBillsPage(o.client, q, o.signal),
-      commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
-      knownDimensions: () => readKnownDimensions(o.db, o.accountName),
-      logger,
-      signal: o.signal,
-    },
+  const summary = await recordRun(
+    o.db,
+    { accountName: o.accountName, stream: runStream, windowFromMs: fromMs, windowToMs: toMs },
+    () =>
+      syncBills(
+        { fromMs, toMs, limit: o.limit ?? BILLS_MAX_LIMIT },
+        {
+          fetchPage: (q) => fetchBillsPage(o.client, q, o.signal),
+          commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
+          knownDimensions: () => readKnownDimensions(o.db, o.accountName),
+          logger,
+          signal: o.signal,
+        },
+      ),
+    (s) => ({
+      outcome: s.unverifiedMilliseconds.length > 0 ? "unverified" : "ok",
+      pages: s.requests,
+      recordsFetched: s.billsFetched,
+      recordsNew: s.inserted,
+      recordsChanged: s.revised,
+      quarantined: s.quarantined,
+      detail: { windows: s.windows, splitMilliseconds: s.splitMilliseconds, unverifiedMilliseconds: s.unverifiedMilliseconds, unknownBusinessTypes: s.unknownBusinessTypes },
+    }),
+    () => o.signal?.aborted === true,
   );
   logger.info(summary, "bills sync finished");
   return summary;
