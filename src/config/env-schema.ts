@@ -107,6 +107,29 @@ const coinIds = z
     return [...new Set(parts)];
   });
 
+// "2=USDT,1=USDC": the API gives collateral by coin id and bills by coin name, and neither endpoint
+// says which is which; verify's cross-checks between the two need the pairing.
+const coinNames = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    const names: Record<string, string> = {};
+    if (v === undefined || v.trim() === "") return names;
+    for (const part of v.split(",").map((p) => p.trim())) {
+      const m = /^([0-9]+)\s*=\s*([A-Za-z0-9_.-]{1,32})$/.exec(part);
+      if (!m) {
+        ctx.addIssue({ code: "custom", message: `must be a comma-separated list of coinId=NAME pairs such as 2=USDT,1=USDC (bad entry: "${part}")` });
+        return z.NEVER;
+      }
+      if (names[m[1]!] !== undefined && names[m[1]!] !== m[2]) {
+        ctx.addIssue({ code: "custom", message: `names coin id ${m[1]} twice ("${names[m[1]!]}" and "${m[2]}")` });
+        return z.NEVER;
+      }
+      names[m[1]!] = m[2]!;
+    }
+    return names;
+  });
+
 const postgresUrl = z
   .string()
   .trim()
@@ -157,6 +180,7 @@ export const envSchema = z.object({
     .transform((v) => (v ? v : "default"))
     .pipe(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
   SYNC_COIN_IDS: coinIds,
+  COIN_NAMES: coinNames,
   BACKFILL_FROM: instant(90 * DAY_MS),
   SYNC_LOOKBACK_MS: nonNegativeInt(600_000),
   RATE_LIMIT_IP_WEIGHT: positiveInt(500),

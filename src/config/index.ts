@@ -19,6 +19,8 @@ export interface Config {
   redisUrl: string | undefined;
   accountName: string;
   coinIds: string[];
+  /** Coin id -> coin name (COIN_NAMES), for verify's collateral cross-checks. */
+  coinNames: Record<string, string>;
   exchange: {
     baseUrl: string;
     locale: string;
@@ -62,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: e.REDIS_URL,
     accountName: e.ACCOUNT_NAME,
     coinIds: e.SYNC_COIN_IDS,
+    coinNames: e.COIN_NAMES,
     exchange: {
       baseUrl: e.EXCHANGE_BASE_URL,
       locale: e.EXCHANGE_LOCALE,

@@ -19,6 +19,7 @@ export interface JobMetrics {
   syncLag(account: string, stream: string, seconds: number): void;
   success(account: string, stream: string, at: Date): void;
   quarantined(account: string, n: number): void;
+  verified(account: string, failuresByCheck: Record<string, number>, at?: Date): void;
 }
 
 export interface WorkerContext {

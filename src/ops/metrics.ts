@@ -44,6 +44,8 @@ export class Metrics {
   private readonly jobDuration: Histogram<"queue" | "job" | "outcome">;
   private readonly queueJobs: Gauge<"queue" | "state">;
   private readonly quarantinedRecords: Gauge<"account">;
+  private readonly verifyFailures: Gauge<"account" | "check">;
+  private readonly verifyLastRun: Gauge<"account">;
 
   constructor(options: MetricsOptions = {}) {
     this.registry = new Registry();
@@ -70,6 +72,13 @@ export class Metrics {
     this.jobDuration = new Histogram({ name: `${p}job_duration_seconds`, help: "Duration of job runs, by outcome.", labelNames: ["queue", "job", "outcome"], buckets: JOB_BUCKETS, registers });
     this.queueJobs = new Gauge({ name: `${p}queue_jobs`, help: "Jobs in a queue, by state.", labelNames: ["queue", "state"], registers });
     this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: "Records held in quarantine.", labelNames: ["account"], registers });
+    this.verifyFailures = new Gauge({
+      name: `${p}verify_failures`,
+      help: "Failures the last verify found, per check (balance-continuity: breaks; others: failing subjects). 0 when the check passes.",
+      labelNames: ["account", "check"],
+      registers,
+    });
+    this.verifyLastRun = new Gauge({ name: `${p}verify_last_run_timestamp_seconds`, help: "When the worker last verified an account (unix seconds).", labelNames: ["account"], registers });
   }
 
   /** New bills inserted (0 is fine: it makes the series exist). */
@@ -111,6 +120,12 @@ export class Metrics {
 
   success(account: string, stream: string, at: Date = new Date()): void {
     this.lastSuccessTimestamp.set({ account, stream }, at.getTime() / 1000);
+  }
+
+  /** The last verify of an account: failures per check (every check reported, so passes read 0). */
+  verified(account: string, failuresByCheck: Record<string, number>, at: Date = new Date()): void {
+    for (const [check, n] of Object.entries(failuresByCheck)) this.verifyFailures.set({ account, check }, n);
+    this.verifyLastRun.set({ account }, at.getTime() / 1000);
   }
 
   /** A job run ended; a failed one also counts in job_failures_total. */

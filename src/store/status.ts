@@ -9,11 +9,22 @@ export interface StreamStatus {
   lastSuccess: Date;
 }
 
+/** The worker's last incremental verify of an account (verify_state). */
+export interface VerifyStatus {
+  account: string;
+  lastRunAt: Date | null;
+  outcome: "pass" | "fail" | null;
+  failures: number;
+  /** "check subject: summary" of each failing or inconclusive check. */
+  failing: string[];
+}
+
 export interface StoreStatus {
   streams: StreamStatus[];
   /** Backfill windows finished per account (their own bookmarks). */
   backfillWindows: Record<string, number>;
   quarantined: Record<string, number>;
+  verify: VerifyStatus[];
 }
 
 export async function readStoreStatus(db: Db): Promise<StoreStatus> {
@@ -27,5 +38,19 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
     if (r.stream.startsWith("bills-backfill:")) backfillWindows[r.account_name] = (backfillWindows[r.account_name] ?? 0) + 1;
     else streams.push({ account: r.account_name, stream: r.stream, cursorMs: Number(r.cursor_ms), lastSuccess: r.updated_at });
   }
-  return { streams, backfillWindows, quarantined: Object.fromEntries(quarantine.map((q) => [q.account_name, q.n])) };
+  const verify = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: { check: string; subject: string; status: string; summary: string }[] } | null }[]>(
+    "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state ORDER BY account_name",
+  );
+  return {
+    streams,
+    backfillWindows,
+    quarantined: Object.fromEntries(quarantine.map((q) => [q.account_name, q.n])),
+    verify: verify.map((v) => ({
+      account: v.account_name,
+      lastRunAt: v.last_run_at,
+      outcome: v.outcome,
+      failures: v.failures,
+      failing: (v.report?.checks ?? []).filter((c) => c.status === "fail" || c.status === "inconclusive").map((c) => `${c.check} ${c.subject}: ${c.summary}`),
+    })),
+  };
 }

@@ -15,7 +15,7 @@ interface Row {
 export function registerStatus(program: Command): void {
   program
     .command("status")
-    .description("per account and stream: cursor, lag, last success, last error, quarantined records, failed jobs (a table on a terminal, JSON otherwise)")
+    .description("per account and stream: cursor, lag, last success, last error, quarantined records, failed jobs; then the worker's last verify per account (a table on a terminal, JSON otherwise)")
     .option("--json", "print JSON even on a terminal")
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
@@ -48,7 +48,7 @@ export function registerStatus(program: Command): void {
           };
         });
         if (o.json || !process.stdout.isTTY) {
-          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined })}\n`);
+          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify: store.verify })}\n`);
           return;
         }
         const header = ["account", "stream", "cursor", "lag", "last success", "quarantined", "failed jobs", "last error"];
@@ -56,6 +56,11 @@ export function registerStatus(program: Command): void {
         const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => Math.min(r[i]!.length, 80))));
         const line = (cells: string[]) => cells.map((c, i) => (c.length > 80 ? `${c.slice(0, 79)}…` : c).padEnd(widths[i]!)).join("  ");
         process.stdout.write(`${[line(header), ...table.map(line)].join("\n")}\n`);
+        for (const v of store.verify) {
+          const when = v.lastRunAt ? v.lastRunAt.toISOString() : "never";
+          process.stdout.write(`verify ${v.account}: ${v.outcome === null ? "not run yet" : v.outcome === "pass" ? `pass (${when})` : `FAIL, ${v.failures} failure(s) (${when})`}\n`);
+          for (const f of v.failing.slice(0, 10)) process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);
+        }
       } finally {
         await db.$disconnect();
       }

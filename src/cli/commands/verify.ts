@@ -1,6 +1,9 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { loadConfig, parseInstant, requireDatabaseUrl } from "../../config/index.ts";
+import { loadConfig, parseInstant, requireDatabaseUrl, type Config } from "../../config/index.ts";
+import type { Db } from "../../store/prisma.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
+import type { AccountReport } from "../../verify/report.ts";
+import type { RepairResult } from "../../verify/repair.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 
 const instant = (flag: string) => (v: string) => {
@@ -9,51 +12,94 @@ const instant = (flag: string) => (v: string) => {
   return ms;
 };
 
-type Status = "pass" | "fail" | "inconclusive";
-const statusOf = (c: CoinContinuity): Status => (c.rule === null ? "inconclusive" : c.breaks.length > 0 ? "fail" : "pass");
+interface VerifyFlags {
+  account?: string;
+  from?: number;
+  to?: number;
+  json?: boolean;
+  repair?: boolean;
+}
+
+type Printed = AccountReport & { repair?: RepairResult & { failuresBefore: number } };
 
 export function registerVerify(program: Command): void {
   program
     .command("verify")
-    .description("prove the stored books: balance continuity per account and coin (every break reported with the bill ids on both sides); exit 0 when all pass, 1 otherwise")
+    .description(
+      "prove the stored books: balance continuity per coin (each break with the bill ids on both sides), bill balances and sums against collateral snapshots, quarantine, cursor lag; exit 0 when all pass, 1 otherwise",
+    )
     .option("--account <name>", "only this account (default: every account with bills)")
     .option("--from <date|ms>", "start of the range checked", instant("--from"))
     .option("--to <date|ms>", "end of the range checked", instant("--to"))
     .option("--json", "print JSON even on a terminal")
-    .action(async (o: { account?: string; from?: number; to?: number; json?: boolean }) => {
+    .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
+    .action(async (o: VerifyFlags) => {
+      if (o.from !== undefined && o.to !== undefined && o.from > o.to) throw new CliExit(EXIT.usage, "--from is after --to");
       const config = loadConfig();
-      const [{ createDb }, { checkBalanceContinuity, RULES }] = await Promise.all([import("../../store/prisma.ts"), import("../../verify/balance-continuity.ts")]);
+      const [{ createDb }, { verifyAccount }] = await Promise.all([import("../../store/prisma.ts"), import("../../verify/verify-account.ts")]);
       const db = createDb(requireDatabaseUrl(config));
       try {
         const accounts = o.account ? [o.account] : (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map((r) => r.a);
-        const report = [];
+        if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
+        const options = (account: string) => ({ account, fromMs: o.from, toMs: o.to, coinNames: config.coinNames, lookbackMs: config.lookbackMs });
+        const reports: Printed[] = [];
         for (const account of accounts) {
-          const coins = await checkBalanceContinuity(db, { account, fromMs: o.from, toMs: o.to });
-          report.push({ account, checks: coins.map((c) => ({ check: "balance-continuity", status: statusOf(c), ...c, ruleText: c.rule ? RULES[c.rule] : null })) });
-        }
-        const ok = report.length > 0 && report.every((a) => a.checks.every((c) => c.status === "pass"));
-        if (o.json || !process.stdout.isTTY) {
-          process.stdout.write(`${JSON.stringify({ ok, accounts: report })}\n`);
-        } else {
-          for (const a of report) {
-            process.stdout.write(`account "${a.account}"\n`);
-            for (const c of a.checks) {
-              const share = (n: number) => (c.pairs ? `${((100 * n) / c.pairs).toFixed(1)}%` : "-");
-              process.stdout.write(
-                c.status === "inconclusive"
-                  ? `  ${c.coin}: INCONCLUSIVE: no rule explains the balances (plain ${share(c.explained.plain)}, minus fee ${share(c.explained.minus_fee)}, plus fee ${share(c.explained.plus_fee)} of ${c.pairs} pairs)\n`
-                  : `  ${c.coin}: ${c.pairs} pairs, ${c.ruleText}: ${c.status === "pass" ? "pass" : `FAIL, ${c.breaks.length}${c.truncated ? "+" : ""} breaks`}\n`,
-              );
-              for (const b of c.breaks.slice(0, 20)) {
-                process.stdout.write(`    between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: expected balance ${b.expectedBalance}, found ${b.actualBalance}\n`);
-              }
-            }
+          const first = await verifyAccount(db, options(account));
+          const breaks = first.continuity.some((c) => c.breaks.length > 0);
+          if (!o.repair || !breaks) {
+            reports.push(first.report);
+            continue;
           }
+          const repair = await runRepair(config, db, account, first.continuity);
+          const after = await verifyAccount(db, options(account));
+          reports.push({ ...after.report, repair: { ...repair, failuresBefore: first.report.failures } });
         }
-        if (report.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
+        const ok = reports.every((r) => r.ok);
+        process.stdout.write(o.json || !process.stdout.isTTY ? `${JSON.stringify({ ok, accounts: reports })}\n` : formatReports(reports));
         if (!ok) throw new CliExit(EXIT.failed, "verification failed: see the report");
       } finally {
         await db.$disconnect();
       }
     });
+}
+
+async function runRepair(config: Config, db: Db, account: string, continuity: CoinContinuity[]): Promise<RepairResult> {
+  const [{ loadAccounts }, { exchangeClientFromConfig, localWeightGate }, { createLogger }, { repairBreaks }] = await Promise.all([
+    import("../../config/accounts.ts"),
+    import("../../exchange/client-from-config.ts"),
+    import("../../log/logger.ts"),
+    import("../../verify/repair.ts"),
+  ]);
+  const configured = loadAccounts(config).find((a) => a.name === account);
+  if (!configured) {
+    throw new CliExit(EXIT.usage, `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`);
+  }
+  const logger = createLogger(config.logLevel);
+  const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: localWeightGate(config), logger });
+  try {
+    return await repairBreaks({ db, client, logger, account, continuity });
+  } finally {
+    await client.close();
+  }
+}
+
+const TAG = { pass: "PASS", fail: "FAIL", inconclusive: "INCONCLUSIVE", skipped: "SKIPPED" } as const;
+
+function formatReports(reports: Printed[]): string {
+  const out: string[] = [];
+  for (const r of reports) {
+    out.push(`account "${r.account}": ${r.ok ? "all checks pass" : `${r.failures} failure(s)`}`);
+    if (r.repair) {
+      out.push(`  repair: ${r.repair.windows.length} window(s) re-fetched (${r.repair.requests} requests): ${r.repair.restored} bill(s) restored, ${r.repair.revised} corrected; failures ${r.repair.failuresBefore} -> ${r.failures}`);
+    }
+    for (const c of r.checks) {
+      out.push(`  ${TAG[c.status].padEnd(12)} ${c.check} ${c.subject}: ${c.summary}`);
+      const breaks = (c.details as { breaks?: { previousBillId: string; previousAt: string; billId: string; at: string; gapMs: number; expectedBalance: string; actualBalance: string }[] } | undefined)?.breaks ?? [];
+      for (const b of breaks.slice(0, 20)) {
+        out.push(`      between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: expected balance ${b.expectedBalance}, found ${b.actualBalance}`);
+      }
+      if (breaks.length > 20) out.push(`      ... ${breaks.length - 20} more (--json lists them all)`);
+    }
+  }
+  return `${out.join("\n")}\n`;
 }

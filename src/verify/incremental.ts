@@ -1,0 +1,87 @@
+// The worker's verify after each bills sync: only from the last verified point (verify_state), so
+// its cost follows what is new, not the size of the history. Every bills write that adds or changes
+// a bill behind that point moves it back (store/bills-window.ts), and a verify that raced with a
+// write does not advance it (write_seq), so nothing written goes unchecked.
+import type { Db } from "../store/prisma.ts";
+import type { Rule } from "./balance-continuity.ts";
+import type { AccountReport } from "./report.ts";
+import { verifyAccount } from "./verify-account.ts";
+
+/** A rule is remembered for a coin once this many pairs chose it. */
+const PAIRS_TO_LEARN = 10;
+
+export interface IncrementalOptions {
+  account: string;
+  coinNames: Record<string, string>;
+  lookbackMs: number;
+  now?: number;
+}
+
+export interface IncrementalOutcome {
+  report: AccountReport;
+  /** Where this run started and where the next one will (epoch ms). */
+  checkedFromMs: number;
+  nextFromMs: number;
+  /** False when a bills write raced with this run: the next run redoes the range. */
+  advanced: boolean;
+}
+
+interface State {
+  check_from_ms: string;
+  write_seq: string;
+  rules: Record<string, Rule>;
+  cum_from: Record<string, number>;
+}
+
+export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promise<IncrementalOutcome> {
+  await db.$executeRawUnsafe("INSERT INTO verify_state (account_name, check_from_ms) VALUES ($1, 0) ON CONFLICT DO NOTHING", o.account);
+  const [state] = await db.$queryRawUnsafe<State[]>("SELECT check_from_ms::text, write_seq::text, rules, cum_from FROM verify_state WHERE account_name = $1", o.account);
+  const fromMs = Number(state!.check_from_ms);
+  const { report, continuity, cumPassedAtMs } = await verifyAccount(db, {
+    account: o.account,
+    fromMs,
+    coinNames: o.coinNames,
+    lookbackMs: o.lookbackMs,
+    now: o.now,
+    rules: state!.rules,
+    cumFromMs: state!.cum_from,
+  });
+
+  const rules = { ...state!.rules };
+  for (const c of continuity) if (c.rule && rules[c.coin] === undefined && c.pairs >= PAIRS_TO_LEARN) rules[c.coin] = c.rule;
+  // Next start: the earliest break's earlier bill (a break stays under check until it is repaired),
+  // else just after the newest bill checked.
+  const breaks = continuity.flatMap((c) => c.breaks);
+  const nextFromMs =
+    breaks.length > 0
+      ? Math.min(...breaks.map((b) => b.previousAtMs))
+      : continuity.length > 0
+        ? Math.max(fromMs, ...continuity.map((c) => c.lastAtMs + 1))
+        : fromMs;
+  const cumFrom = { ...state!.cum_from, ...cumPassedAtMs };
+  const outcome = report.ok ? "pass" : "fail";
+  const advanced =
+    (await db.$executeRawUnsafe(
+      `UPDATE verify_state SET check_from_ms = $3::bigint, rules = $4::jsonb, cum_from = $5::jsonb, last_run_at = now(), outcome = $6, failures = $7, report = $8::jsonb
+       WHERE account_name = $1 AND write_seq = $2::bigint`,
+      o.account,
+      state!.write_seq,
+      String(nextFromMs),
+      JSON.stringify(rules),
+      JSON.stringify(cumFrom),
+      outcome,
+      report.failures,
+      JSON.stringify(report),
+    )) === 1;
+  if (!advanced) {
+    // Bills were written meanwhile: keep the starting point, still publish what was found.
+    await db.$executeRawUnsafe(
+      "UPDATE verify_state SET last_run_at = now(), outcome = $2, failures = $3, report = $4::jsonb WHERE account_name = $1",
+      o.account,
+      outcome,
+      report.failures,
+      JSON.stringify(report),
+    );
+  }
+  return { report, checkedFromMs: fromMs, nextFromMs: advanced ? nextFromMs : fromMs, advanced };
+}

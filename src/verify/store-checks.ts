@@ -1,0 +1,62 @@
+// Checks on the copy's own bookkeeping: nothing sits in quarantine, and the bills cursor is not
+// behind by more than the lookback (an older cursor means recent bills may be missing).
+import { BILLS_STREAM } from "../streams/bills/index.ts";
+import type { Db } from "../store/prisma.ts";
+import type { CheckResult } from "./report.ts";
+
+export async function checkQuarantine(db: Db, account: string): Promise<CheckResult> {
+  const rows = await db.$queryRawUnsafe<{ stream: string; reason: string; n: number; first_seen: Date }[]>(
+    `SELECT stream, reason, count(*)::int AS n, min(first_seen_at) AS first_seen FROM quarantine WHERE account_name = $1
+     GROUP BY stream, reason ORDER BY count(*) DESC, reason`,
+    account,
+  );
+  const total = rows.reduce((n, r) => n + r.n, 0);
+  if (total === 0) return { check: "quarantine", subject: "account", status: "pass", summary: "quarantine is empty" };
+  const top = rows.slice(0, 3).map((r) => `${r.n} ${r.stream}: ${r.reason}`);
+  return {
+    check: "quarantine",
+    subject: "account",
+    status: "fail",
+    summary: `${total} record(s) the exchange sent could not be stored (${top.join("; ")}${rows.length > 3 ? "; ..." : ""}): see the quarantine table`,
+    details: { total, byReason: rows.map((r) => ({ stream: r.stream, reason: r.reason, count: r.n, firstSeenAt: r.first_seen.toISOString() })) },
+  };
+}
+
+export interface CursorLagOptions {
+  account: string;
+  lookbackMs: number;
+  now: number;
+  /** verify --to: the range must have been synced through this instant instead of up to now. */
+  toMs?: number;
+}
+
+export async function checkCursorLag(db: Db, o: CursorLagOptions): Promise<CheckResult> {
+  const [row] = await db.$queryRawUnsafe<{ cursor_ms: string; updated_at: Date }[]>(
+    "SELECT cursor_ms::text, updated_at FROM sync_state WHERE account_name = $1 AND stream = $2",
+    o.account,
+    BILLS_STREAM,
+  );
+  const subject = BILLS_STREAM;
+  if (!row) return { check: "cursor-lag", subject, status: "fail", summary: "the bills stream was never synced: no cursor" };
+  const cursorMs = Number(row.cursor_ms);
+  const details = { cursorMs, cursor: new Date(cursorMs).toISOString(), lookbackMs: o.lookbackMs, lastMovedAt: row.updated_at.toISOString() };
+  if (o.toMs !== undefined) {
+    const ok = cursorMs >= o.toMs;
+    return {
+      check: "cursor-lag",
+      subject,
+      status: ok ? "pass" : "fail",
+      summary: ok ? `bills synced through ${details.cursor}, past the end of the range` : `bills synced only through ${details.cursor}, before the end of the range (${new Date(o.toMs).toISOString()})`,
+      details: { ...details, toMs: o.toMs },
+    };
+  }
+  const lagMs = Math.max(0, o.now - cursorMs);
+  const ok = lagMs <= o.lookbackMs;
+  return {
+    check: "cursor-lag",
+    subject,
+    status: ok ? "pass" : "fail",
+    summary: `bills synced through ${details.cursor}, ${(lagMs / 1000).toFixed(0)} s ago (${ok ? "within" : "more than"} the lookback of ${(o.lookbackMs / 1000).toFixed(0)} s)`,
+    details: { ...details, lagMs },
+  };
+}
