@@ -102,9 +102,9 @@ describe("verify: balance continuity", () => {
     await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", chain[10]!.billId);
     const broken = await runCli(["verify", "--account", "v", "--json"], { DATABASE_URL: t.url });
     expect(broken.code).toBe(1);
-    const report = JSON.parse(broken.stdout) as { ok: boolean; accounts: { checks: { status: string; breaks: { previousBillId: string; billId: string }[] }[] }[] };
+    const report = JSON.parse(broken.stdout) as { ok: boolean; accounts: { checks: { status: string; details?: { breaks?: { previousBillId: string; billId: string }[] } }[] }[] };
     expect(report.ok).toBe(false);
-    expect(report.accounts[0]!.checks.flatMap((c) => c.breaks)).toContainEqual(expect.objectContaining({ previousBillId: chain[9]!.billId, billId: chain[11]!.billId }));
+    expect(report.accounts[0]!.checks.flatMap((c) => c.details?.breaks ?? [])).toContainEqual(expect.objectContaining({ previousBillId: chain[9]!.billId, billId: chain[11]!.billId }));
     await restore();
   });
 });
