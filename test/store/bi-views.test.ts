@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
 import { startSandbox, type SandboxBill } from "../../src/sandbox/index.ts";
 import { grantReadonly } from "../../src/store/readonly-role.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { runCli } from "../support/cli.ts";
 import { syncFromSandbox } from "../support/sandbox-sync.ts";
 
 let t: MigratedDb;
@@ -99,9 +100,17 @@ describe("BI views", () => {
       await expect(ro.query("UPDATE bills SET amount = 0")).rejects.toThrow(/permission denied/);
       await expect(ro.query("DELETE FROM quarantine")).rejects.toThrow(/permission denied/);
       await expect(ro.query("CREATE TABLE evil (x int)")).rejects.toThrow(/permission denied/);
+      // The audit trail is readable: what was fetched when.
+      expect((await ro.query("SELECT count(*)::int AS n FROM sync_runs WHERE account_name = 'bi' AND outcome = 'ok'")).rows[0].n).toBeGreaterThan(0);
+      await expect(ro.query("UPDATE sync_runs SET outcome = 'ok'")).rejects.toThrow(/permission denied/);
     } finally {
       await ro.end();
     }
+    // An auditor proves the books with nothing but the read-only role.
+    const verified = await runCli(["verify", "--account", "bi", "--json"], { DATABASE_URL: url.toString() });
+    expect(verified.stderr).not.toMatch(/permission denied/);
+    const report = JSON.parse(verified.stdout) as { accounts: { checks: { check: string; status: string }[] }[] };
+    expect(report.accounts[0]!.checks.filter((c) => c.check === "balance-continuity").every((c) => c.status === "pass")).toBe(true);
   });
 
   it("refuses a role name that is not a plain identifier", async () => {
