@@ -36,6 +36,8 @@ describe("ledger-sync demo", () => {
     );
     for (const b of balances) expect(res.stdout).toContain(`  ${b.coin.padEnd(6)} ${b.balance}  (bill`);
     expect(res.stdout).toMatch(/snapshot rows: account_snapshots [1-9]/);
+    // The worker verified the books it built, collateral cross-checks included.
+    expect(res.stdout).toMatch(/worker's incremental verify: pass \(\d+ checks\)/);
   });
 });
 

@@ -75,6 +75,8 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
             EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
             EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
             SYNC_COIN_IDS: base.coinIds.length ? base.coinIds.join(",") : "2,1",
+            // The sandbox's coin ids (src/sandbox/catalog.ts), so the worker's verify can cross-check collateral.
+            COIN_NAMES: process.env.COIN_NAMES ?? "2=USDT,1=USDC",
           }
         : {}),
       // The scheduled job covers what happens from now on; the backfill below does the history.
