@@ -87,6 +87,7 @@ describe("/metrics", () => {
     metrics.jobFinished("sync", "bills", "failed", 0.7);
     metrics.queueDepth("sync", "delayed", 4);
     metrics.quarantined("main", 3);
+    metrics.verified("main", { "balance-continuity": 2, quarantine: 0 }, new Date("2026-01-02T03:04:06.000Z"));
 
     const res = await fetch(`${server.url}/metrics`);
     expect(res.status).toBe(200);
@@ -121,6 +122,9 @@ describe("/metrics", () => {
 
     expect(value(samples, `${p}queue_jobs`, { queue: "sync", state: "delayed" })).toBe(4);
     expect(value(samples, `${p}quarantined_records`, { account: "main" })).toBe(3);
+    expect(value(samples, `${p}verify_failures`, { account: "main", check: "balance-continuity" })).toBe(2);
+    expect(value(samples, `${p}verify_failures`, { account: "main", check: "quarantine" })).toBe(0);
+    expect(value(samples, `${p}verify_last_run_timestamp_seconds`, { account: "main" })).toBe(Date.parse("2026-01-02T03:04:06.000Z") / 1000);
 
     // The beforeScrape hook ran before the registry was read.
     expect(value(samples, `${p}queue_jobs`, { queue: "bills", state: "waiting" })).toBe(scrapes * 10);
@@ -139,6 +143,8 @@ describe("/metrics", () => {
       [`${p}job_duration_seconds`]: "histogram",
       [`${p}queue_jobs`]: "gauge",
       [`${p}quarantined_records`]: "gauge",
+      [`${p}verify_failures`]: "gauge",
+      [`${p}verify_last_run_timestamp_seconds`]: "gauge",
     });
     // Default process metrics, with our prefix; every series carries it.
     expect(types.has(`${p}process_cpu_user_seconds_total`)).toBe(true);
