@@ -5,8 +5,7 @@ import type { Job } from "bullmq";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.ts";
-import { ExchangeClient } from "../../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
+import type { ExchangeClient } from "../../src/exchange/http-client.ts";
 import type { WorkerContext } from "../../src/jobs/context.ts";
 import { processBills } from "../../src/jobs/processors/bills.ts";
 import type { JobData } from "../../src/jobs/queues.ts";
@@ -15,6 +14,7 @@ import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../s
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { sandboxClient } from "../support/sandbox-client.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
 let t: MigratedDb;
@@ -28,15 +28,7 @@ beforeAll(async () => {
   t = await createMigratedDb();
   r = await createTestRedis();
   sandbox = await startSandbox({ seed: 23, billCount: 2000, limits: null, accountEvolution: "manual" });
-  client = new ExchangeClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 5000,
-    maxAttempts: 3,
-    gate: new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }),
-    logger: pino({ level: "silent" }),
-  });
+  client = sandboxClient(sandbox);
   metrics = createMetrics({ defaultMetrics: false });
   const config = loadConfig({ QUEUE_PREFIX: r.prefix, COIN_NAMES: "2=USDT,1=USDC" });
   ctx = {

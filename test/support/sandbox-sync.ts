@@ -1,10 +1,9 @@
 // Runs the bills stream against a sandbox exchange and compares the database with its truth.
 import { pino } from "pino";
-import { ExchangeClient } from "../../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, type SandboxBill } from "../../src/sandbox/index.ts";
+import type { Sandbox, SandboxBill } from "../../src/sandbox/index.ts";
 import type { Db } from "../../src/store/prisma.ts";
 import { syncAccountBills, type BillsSyncSummary } from "../../src/streams/bills/index.ts";
+import { sandboxClient } from "./sandbox-client.ts";
 
 export interface SyncOptions {
   fromMs?: number;
@@ -15,17 +14,8 @@ export interface SyncOptions {
 }
 
 export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: string, o: SyncOptions = {}): Promise<BillsSyncSummary> {
-  const client = new ExchangeClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: o.timeoutMs ?? 5000,
-    maxAttempts: 8,
-    backoff: { baseMs: 20, maxMs: 500 },
-    // Default: no client-side budget (the sandbox in these tests has its limits off).
-    gate: new SlidingWindowGate(o.budget ?? { ip: 1e9, uid: 1e9, windowMs: 1000 }),
-    logger: pino({ level: "silent" }),
-  });
+  // Default: no client-side budget (the sandbox in these tests has its limits off).
+  const client = sandboxClient(sandbox, { timeoutMs: o.timeoutMs ?? 5000, maxAttempts: 8, ...(o.budget ? { budget: o.budget } : {}) });
   try {
     return await syncAccountBills({
       db,

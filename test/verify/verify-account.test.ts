@@ -5,8 +5,7 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bill } from "../../src/exchange/bill-item.ts";
-import { ExchangeClient } from "../../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
+import type { ExchangeClient } from "../../src/exchange/http-client.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { syncAccountBills } from "../../src/streams/bills/index.ts";
@@ -16,6 +15,7 @@ import type { AccountReport } from "../../src/verify/report.ts";
 import { verifyAccount } from "../../src/verify/verify-account.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { sandboxClient } from "../support/sandbox-client.ts";
 import { tamper } from "../support/tamper.ts";
 
 const ACCOUNT = "books";
@@ -38,15 +38,7 @@ const failing = (r: AccountReport) => r.checks.filter((c) => c.status !== "pass"
 beforeAll(async () => {
   t = await createMigratedDb();
   sandbox = await startSandbox({ seed: 17, billCount: 4000, limits: null, accountEvolution: "manual" });
-  client = new ExchangeClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 5000,
-    maxAttempts: 3,
-    gate: new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }),
-    logger: silent,
-  });
+  client = sandboxClient(sandbox);
   await syncBills();
   await snapshot();
   // More history after the first snapshot, then a second snapshot: the counters moved.

@@ -2,12 +2,12 @@
 // current tables equal the sandbox's state field by field, and history grows by exactly the changes.
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ExchangeClient } from "../../../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../../../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox, type SandboxAccountState } from "../../../src/sandbox/index.ts";
+import type { ExchangeClient } from "../../../src/exchange/http-client.ts";
+import { startSandbox, type Sandbox, type SandboxAccountState } from "../../../src/sandbox/index.ts";
 import { COLLATERAL_COLUMNS, FEE_COLUMNS, LEVERAGE_COLUMNS, MODE_COLUMNS, POSITION_COLUMNS, type Columns } from "../../../src/store/snapshot-tables.ts";
 import { syncAccountSnapshots } from "../../../src/streams/snapshots/index.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
+import { sandboxClient } from "../../support/sandbox-client.ts";
 
 let t: MigratedDb;
 let sandbox: Sandbox;
@@ -15,15 +15,7 @@ let client: ExchangeClient;
 beforeAll(async () => {
   t = await createMigratedDb();
   sandbox = await startSandbox({ seed: 5, billCount: 3000, limits: null, accountEvolution: "manual" });
-  client = new ExchangeClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 5000,
-    maxAttempts: 3,
-    gate: new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }),
-    logger: pino({ level: "silent" }),
-  });
+  client = sandboxClient(sandbox);
 });
 afterAll(async () => {
   await client.close();
