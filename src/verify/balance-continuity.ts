@@ -70,6 +70,10 @@ const chain = `
   WITH r AS (
     SELECT coin, bill_id, created_at_ms, amount, balance, fill_fee, true AS in_range
     FROM bills WHERE account_name = $1 AND created_at_ms >= $2 AND created_at_ms <= $3
+      -- The same range on created_at, which (account_name, created_at) indexes: an incremental
+      -- verify reads only the new bills, not the whole history.
+      AND created_at >= timestamptz 'epoch' + $2::bigint * interval '1 millisecond'
+      AND created_at <= timestamptz 'epoch' + least($3::bigint, 9000000000000000) * interval '1 millisecond'
   ),
   anchor AS (
     SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin FROM r) k
