@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "snapshots"] as const;
+export const ITEMS = ["ingest", "budget", "snapshots"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -8,6 +8,10 @@ export interface BenchArgs {
   /** Item 1, ingest: bills served and backfilled; rows of the per-row upsert loop. */
   bills: number;
   upsertRows: number;
+  /** Item 2, budget: bills, and the weight budget (IP and UID alike) per window. */
+  budgetBills: number;
+  budgetWeight: number;
+  budgetWindowMs: number;
   /** Snapshot cost rounds. */
   snapshotRounds: number;
   /** Write docs/benchmarks.md (default) or only print. */
@@ -17,12 +21,16 @@ export interface BenchArgs {
 const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   bills: 200_000,
   upsertRows: 10_000,
+  budgetBills: 50_000,
+  budgetWeight: 100,
+  budgetWindowMs: 1000,
   snapshotRounds: 200,
 };
 
 const SMALL: Partial<BenchArgs> = {
   bills: 10_000,
   upsertRows: 2000,
+  budgetBills: 5000,
   snapshotRounds: 20,
 };
 
@@ -31,12 +39,16 @@ type NumericKey = { [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends n
 const NUMERIC: Record<string, NumericKey> = {
   "--bills": "bills",
   "--upsert-rows": "upsertRows",
+  "--budget-bills": "budgetBills",
+  "--budget-weight": "budgetWeight",
+  "--budget-window-ms": "budgetWindowMs",
   "--snapshot-rounds": "snapshotRounds",
 };
 
 const d = DEFAULTS;
 export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--no-doc]
   ingest:    --bills ${d.bills} --upsert-rows ${d.upsertRows}
+  budget:    --budget-bills ${d.budgetBills} --budget-weight ${d.budgetWeight} --budget-window-ms ${d.budgetWindowMs}
   snapshots: --snapshot-rounds ${d.snapshotRounds}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 

@@ -1,9 +1,11 @@
 // `npm run bench`: issue 8's figures (never asserted on). Prints a table per item and records each
 // in docs/benchmarks.md, keeping the sections of items not run.
 //   npm run bench                                   every item at the issue's sizes
+//   npm run bench -- --only ingest,budget --bills 20000
 //   npm run bench -- --small --no-doc               quick check of the harness
 // Databases: BENCH_DATABASE_URL / TEST_DATABASE_URL (admin URL), else an embedded PostgreSQL.
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
+import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
@@ -14,6 +16,7 @@ type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: st
 
 const RUNNERS: Record<Item, Runner> = {
   ingest: async (a) => ({ title: "1. Ingest vs COPY (and where the time goes)", rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")), method: INGEST_METHOD }),
+  budget: async (a) => ({ title: "2. Budget efficiency", rows: budgetRows(await budgetEfficiency({ bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs }), sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD }),
   snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
 };
 
