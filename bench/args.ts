@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "budget", "snapshots"] as const;
+export const ITEMS = ["ingest", "budget", "memory", "snapshots"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -12,6 +12,8 @@ export interface BenchArgs {
   budgetBills: number;
   budgetWeight: number;
   budgetWindowMs: number;
+  /** Item 3, memory: bills. */
+  memoryBills: number;
   /** Snapshot cost rounds. */
   snapshotRounds: number;
   /** Write docs/benchmarks.md (default) or only print. */
@@ -24,6 +26,7 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   budgetBills: 50_000,
   budgetWeight: 100,
   budgetWindowMs: 1000,
+  memoryBills: 1_000_000,
   snapshotRounds: 200,
 };
 
@@ -31,6 +34,7 @@ const SMALL: Partial<BenchArgs> = {
   bills: 10_000,
   upsertRows: 2000,
   budgetBills: 5000,
+  memoryBills: 20_000,
   snapshotRounds: 20,
 };
 
@@ -42,6 +46,7 @@ const NUMERIC: Record<string, NumericKey> = {
   "--budget-bills": "budgetBills",
   "--budget-weight": "budgetWeight",
   "--budget-window-ms": "budgetWindowMs",
+  "--memory-bills": "memoryBills",
   "--snapshot-rounds": "snapshotRounds",
 };
 
@@ -49,6 +54,7 @@ const d = DEFAULTS;
 export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--no-doc]
   ingest:    --bills ${d.bills} --upsert-rows ${d.upsertRows}
   budget:    --budget-bills ${d.budgetBills} --budget-weight ${d.budgetWeight} --budget-window-ms ${d.budgetWindowMs}
+  memory:    --memory-bills ${d.memoryBills}
   snapshots: --snapshot-rounds ${d.snapshotRounds}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 

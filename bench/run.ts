@@ -9,6 +9,7 @@ import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
+import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
 import { printSection, updateDocument, type Row, type Section } from "./report.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 
@@ -17,6 +18,7 @@ type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: st
 const RUNNERS: Record<Item, Runner> = {
   ingest: async (a) => ({ title: "1. Ingest vs COPY (and where the time goes)", rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")), method: INGEST_METHOD }),
   budget: async (a) => ({ title: "2. Budget efficiency", rows: budgetRows(await budgetEfficiency({ bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs }), sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD }),
+  memory: async (a) => ({ title: "3. Memory", rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")), method: MEMORY_METHOD }),
   snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
 };
 
