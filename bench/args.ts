@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "budget", "memory", "snapshots"] as const;
+export const ITEMS = ["ingest", "budget", "memory", "freshness", "snapshots"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -14,6 +14,9 @@ export interface BenchArgs {
   budgetWindowMs: number;
   /** Item 3, memory: bills. */
   memoryBills: number;
+  /** Item 4, freshness: BILLS_INTERVAL_MS and bills appended. */
+  freshnessIntervalMs: number;
+  freshnessAppends: number;
   /** Snapshot cost rounds. */
   snapshotRounds: number;
   /** Write docs/benchmarks.md (default) or only print. */
@@ -27,6 +30,8 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   budgetWeight: 100,
   budgetWindowMs: 1000,
   memoryBills: 1_000_000,
+  freshnessIntervalMs: 2000,
+  freshnessAppends: 10,
   snapshotRounds: 200,
 };
 
@@ -35,6 +40,7 @@ const SMALL: Partial<BenchArgs> = {
   upsertRows: 2000,
   budgetBills: 5000,
   memoryBills: 20_000,
+  freshnessAppends: 3,
   snapshotRounds: 20,
 };
 
@@ -47,6 +53,8 @@ const NUMERIC: Record<string, NumericKey> = {
   "--budget-weight": "budgetWeight",
   "--budget-window-ms": "budgetWindowMs",
   "--memory-bills": "memoryBills",
+  "--freshness-interval-ms": "freshnessIntervalMs",
+  "--freshness-appends": "freshnessAppends",
   "--snapshot-rounds": "snapshotRounds",
 };
 
@@ -55,6 +63,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   ingest:    --bills ${d.bills} --upsert-rows ${d.upsertRows}
   budget:    --budget-bills ${d.budgetBills} --budget-weight ${d.budgetWeight} --budget-window-ms ${d.budgetWindowMs}
   memory:    --memory-bills ${d.memoryBills}
+  freshness: --freshness-interval-ms ${d.freshnessIntervalMs} --freshness-appends ${d.freshnessAppends}
   snapshots: --snapshot-rounds ${d.snapshotRounds}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 

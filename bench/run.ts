@@ -7,6 +7,7 @@
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
 import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
+import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
 import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
@@ -19,6 +20,7 @@ const RUNNERS: Record<Item, Runner> = {
   ingest: async (a) => ({ title: "1. Ingest vs COPY (and where the time goes)", rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")), method: INGEST_METHOD }),
   budget: async (a) => ({ title: "2. Budget efficiency", rows: budgetRows(await budgetEfficiency({ bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs }), sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD }),
   memory: async (a) => ({ title: "3. Memory", rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")), method: MEMORY_METHOD }),
+  freshness: async (a) => ({ title: "4. Freshness", rows: freshnessRows(await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }), sizeNote(a.freshnessAppends, "freshnessAppends")), method: FRESHNESS_METHOD }),
   snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
 };
 
