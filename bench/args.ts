@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "budget", "memory", "freshness", "snapshots"] as const;
+export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -17,6 +17,11 @@ export interface BenchArgs {
   /** Item 4, freshness: BILLS_INTERVAL_MS and bills appended. */
   freshnessIntervalMs: number;
   freshnessAppends: number;
+  /** Item 5, scaling: bills per account (4 accounts), and the process counts. */
+  scalingBills: number;
+  scalingProcesses: number[];
+  /** Item 5, scaling: hours per backfill window job (`ledger-sync backfill --window-hours`, default 24). */
+  scalingWindowHours: number;
   /** Snapshot cost rounds. */
   snapshotRounds: number;
   /** Write docs/benchmarks.md (default) or only print. */
@@ -32,6 +37,9 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   memoryBills: 1_000_000,
   freshnessIntervalMs: 2000,
   freshnessAppends: 10,
+  scalingBills: 50_000,
+  scalingProcesses: [1, 2, 4],
+  scalingWindowHours: 24,
   snapshotRounds: 200,
 };
 
@@ -41,6 +49,7 @@ const SMALL: Partial<BenchArgs> = {
   budgetBills: 5000,
   memoryBills: 20_000,
   freshnessAppends: 3,
+  scalingBills: 5000,
   snapshotRounds: 20,
 };
 
@@ -55,6 +64,8 @@ const NUMERIC: Record<string, NumericKey> = {
   "--memory-bills": "memoryBills",
   "--freshness-interval-ms": "freshnessIntervalMs",
   "--freshness-appends": "freshnessAppends",
+  "--scaling-bills": "scalingBills",
+  "--scaling-window-hours": "scalingWindowHours",
   "--snapshot-rounds": "snapshotRounds",
 };
 
@@ -64,6 +75,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   budget:    --budget-bills ${d.budgetBills} --budget-weight ${d.budgetWeight} --budget-window-ms ${d.budgetWindowMs}
   memory:    --memory-bills ${d.memoryBills}
   freshness: --freshness-interval-ms ${d.freshnessIntervalMs} --freshness-appends ${d.freshnessAppends}
+  scaling:   --scaling-bills ${d.scalingBills} (per account, 4 accounts) --scaling-processes ${d.scalingProcesses.join(",")} --scaling-window-hours ${d.scalingWindowHours}
   snapshots: --snapshot-rounds ${d.snapshotRounds}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 
@@ -86,6 +98,8 @@ export function parseArgs(argv: string[]): BenchArgs {
       const unknown = items.filter((x) => !(ITEMS as readonly string[]).includes(x));
       if (items.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of ${ITEMS.join(", ")}\n${USAGE}`);
       a.only = ITEMS.filter((x) => items.includes(x));
+    } else if (flag === "--scaling-processes") {
+      a.scalingProcesses = (argv[++i] ?? "").split(",").map((p) => positive(flag, p));
     } else if (flag === "--small") {
       // applied above, before the explicit flags
     } else if (flag === "--no-doc") {

@@ -4,6 +4,7 @@
 //   npm run bench -- --only ingest,budget --bills 20000
 //   npm run bench -- --small --no-doc               quick check of the harness
 // Databases: BENCH_DATABASE_URL / TEST_DATABASE_URL (admin URL), else an embedded PostgreSQL.
+// Redis (for the workers of freshness and scaling): BENCH_REDIS_URL / TEST_REDIS_URL, else a local redis-server.
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
 import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
@@ -12,6 +13,7 @@ import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
 import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
 import { printSection, updateDocument, type Row, type Section } from "./report.ts";
+import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 
 type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
@@ -21,6 +23,7 @@ const RUNNERS: Record<Item, Runner> = {
   budget: async (a) => ({ title: "2. Budget efficiency", rows: budgetRows(await budgetEfficiency({ bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs }), sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD }),
   memory: async (a) => ({ title: "3. Memory", rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")), method: MEMORY_METHOD }),
   freshness: async (a) => ({ title: "4. Freshness", rows: freshnessRows(await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }), sizeNote(a.freshnessAppends, "freshnessAppends")), method: FRESHNESS_METHOD }),
+  scaling: async (a) => ({ title: "5. Scaling", rows: scalingRows(await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours), sizeNote(a.scalingBills, "scalingBills")), method: SCALING_METHOD }),
   snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
 };
 
