@@ -1,100 +1,137 @@
-// Benchmark 1: end-to-end backfill (HTTP, lossless parse, validate, map, bulk write) of the
-// sandbox's history into a fresh database, against raw COPY of the very same rows into an
-// identical table, measured in the same run on the same server.
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import pg from "pg";
-import { from as copyFrom, to as copyTo } from "pg-copy-streams";
+// Item 1: end-to-end backfill (HTTP, lossless parse, validate, map, bulk write) of the sandbox's
+// history into a fresh database, against raw COPY of the very same rows into an identical table
+// and a per-row Prisma upsert loop over the first N of them, in the same run on the same server.
+// Also where the time goes (profile) and the CPU each process used meanwhile.
+import { cpus as cpuList } from "node:os";
 import { pino } from "pino";
-import { ExchangeClient } from "../src/exchange/http-client.ts";
 import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
-import { migrateDeploy } from "../src/store/migrate/index.ts";
 import { createDb } from "../src/store/prisma.ts";
 import { syncAccountBills } from "../src/streams/bills/index.ts";
-import { benchDatabase } from "./postgres.ts";
+import { Cleanup } from "./cleanup.ts";
+import { timeCopyOfSameRows } from "./copy-same-rows.ts";
+import { timePerRowUpsert } from "./per-row-upsert.ts";
+import { backendCpu, benchDatabase } from "./postgres.ts";
+import { cpuSeconds, machineCpu } from "./proc-stats.ts";
+import { ProfiledClient, type CallProfile } from "./profiled-client.ts";
+import { int, pct, ratio, sec, type Row } from "./report.ts";
 import { startSandboxProcess } from "./sandbox-process.ts";
+
+export interface IngestOptions {
+  bills: number;
+  upsertRows: number;
+}
 
 export interface IngestResult {
   bills: number;
   ingestSeconds: number;
-  ingestBillsPerSecond: number;
   requests: number;
+  windows: number;
+  /** BillsSyncSummary: time in fetchPage (gate, HTTP, parse, validation) / in commitWindow. */
   fetchSeconds: number;
   writeSeconds: number;
+  profile: CallProfile;
+  /** CPU seconds of each process, and of the whole machine (every process, ours or not). */
+  cpu: { client: number; sandbox: number; postgres: number; machineBusy: number; machineTotal: number };
+  copyRows: number;
   copySeconds: number;
-  copyBillsPerSecond: number;
-  ratio: number;
-  peakRssMb: number;
-  postgres: string;
+  upsertRows: number;
+  upsertSeconds: number;
 }
 
-export async function ingestVsCopy(billCount: number): Promise<IngestResult> {
-  const database = await benchDatabase();
-  // A fixed history span, so the run knows its range without asking the sandbox process.
-  const toMs = Date.UTC(2026, 9, 31);
-  const fromMs = toMs - 180 * 86_400_000;
-  const sandbox = await startSandboxProcess(["--bills", String(billCount), "--seed", "7", "--from", String(fromMs), "--to", String(toMs), "--no-limits"]);
-  const logger = pino({ level: "warn" });
-  const client = new ExchangeClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 30_000,
-    maxAttempts: 3,
-    gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
-    logger,
-  });
-  const db = createDb(database.url);
-  let peakRss = process.memoryUsage().rss;
-  const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+/** A fixed history span, so every run serves the same history for the same seed and size. */
+export const HISTORY_TO_MS = Date.UTC(2026, 9, 31);
+export const HISTORY_FROM_MS = HISTORY_TO_MS - 180 * 86_400_000;
+
+export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
+  const scope = new Cleanup();
   try {
-    await migrateDeploy(database.url);
+    const database = await benchDatabase(scope);
+    const sandbox = await startSandboxProcess({ seed: 7, billCount: o.bills, startMs: HISTORY_FROM_MS, endMs: HISTORY_TO_MS, limits: null }, scope);
+    const logger = pino({ level: "warn" });
+    const client = new ProfiledClient({
+      baseUrl: sandbox.url,
+      credentials: DEFAULT_SANDBOX_CREDENTIALS,
+      locale: "en-US",
+      timeoutMs: 30_000,
+      maxAttempts: 3,
+      gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
+      logger,
+    });
+    scope.add("close the exchange client", () => client.close());
+    const db = createDb(database.url);
+    scope.add("disconnect Prisma", () => db.$disconnect());
+    const pgCpu = await backendCpu(database, scope);
+    const pgTimer = setInterval(() => void pgCpu.sample().catch(() => undefined), 250);
+    scope.add("stop sampling backends", () => clearInterval(pgTimer));
 
+    const machine0 = machineCpu();
+    const cpu0 = process.cpuUsage();
+    const sandboxCpu0 = cpuSeconds(sandbox.pid) ?? 0;
     const t0 = performance.now();
-    const summary = await syncAccountBills({ db, client, logger, accountName: "bench", backfillFromMs: fromMs, lookbackMs: 0, fromMs, untilMs: toMs });
+    const summary = await syncAccountBills({ db, client, logger, accountName: "bench", backfillFromMs: HISTORY_FROM_MS, lookbackMs: 0, fromMs: HISTORY_FROM_MS, untilMs: HISTORY_TO_MS });
     const ingestSeconds = (performance.now() - t0) / 1000;
-    clearInterval(rssTimer); // the COPY step below buffers the table in memory: not the sync's memory
-    if (summary.billsFetched !== billCount) throw new Error(`benchmark backfill fetched ${summary.billsFetched} of ${billCount} bills`);
+    const cpu1 = process.cpuUsage(cpu0);
+    const machine1 = machineCpu();
+    const sandboxCpu = (cpuSeconds(sandbox.pid) ?? sandboxCpu0) - sandboxCpu0;
+    clearInterval(pgTimer);
+    await pgCpu.sample();
+    if (summary.billsFetched !== o.bills) throw new Error(`benchmark backfill fetched ${summary.billsFetched} of ${o.bills} bills`);
+    const profile = client.profile();
 
-    const copySeconds = await timeCopyOfSameRows(database.url);
+    const copy = await timeCopyOfSameRows(database.url);
+    if (copy.rows !== o.bills) throw new Error(`COPY loaded ${copy.rows} of ${o.bills} rows`);
+    const upsertDatabase = await benchDatabase(scope);
+    const upsert = await timePerRowUpsert(database.url, upsertDatabase.url, Math.min(o.upsertRows, o.bills));
     return {
-      bills: billCount,
+      bills: o.bills,
       ingestSeconds,
-      ingestBillsPerSecond: billCount / ingestSeconds,
       requests: summary.requests,
+      windows: summary.windows,
       fetchSeconds: summary.fetchSeconds,
       writeSeconds: summary.writeSeconds,
-      copySeconds,
-      copyBillsPerSecond: billCount / copySeconds,
-      ratio: copySeconds / ingestSeconds,
-      peakRssMb: peakRss / 1024 / 1024,
-      postgres: database.serverVersion,
+      profile,
+      cpu: { client: (cpu1.user + cpu1.system) / 1e6, sandbox: sandboxCpu, postgres: pgCpu.seconds(), machineBusy: machine1.busy - machine0.busy, machineTotal: machine1.total - machine0.total },
+      copyRows: copy.rows,
+      copySeconds: copy.seconds,
+      upsertRows: upsert.rows,
+      upsertSeconds: upsert.seconds,
     };
   } finally {
-    clearInterval(rssTimer);
-    await client.close();
-    await db.$disconnect();
-    await sandbox.stop();
-    await database.drop();
-    await database.stopServer();
+    await scope.run();
   }
 }
 
-/** COPY the stored rows out to memory, then time COPY ... FROM STDIN into an identical table. */
-async function timeCopyOfSameRows(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query("CREATE TABLE bills_copy (LIKE bills INCLUDING ALL)");
-    const chunks: Buffer[] = [];
-    await pipeline(c.query(copyTo("COPY bills TO STDOUT")), async function* (source: AsyncIterable<Buffer>) {
-      for await (const chunk of source) chunks.push(chunk);
-    });
-    const t0 = performance.now();
-    await pipeline(Readable.from(chunks), c.query(copyFrom("COPY bills_copy FROM STDIN")));
-    return (performance.now() - t0) / 1000;
-  } finally {
-    await c.end();
-  }
+export function ingestRows(r: IngestResult, sizeNote: string): Row[] {
+  const e2e = r.bills / r.ingestSeconds;
+  const copy = r.copyRows / r.copySeconds;
+  const perRow = r.upsertRows / r.upsertSeconds;
+  const p = r.profile;
+  const http = p.callSeconds - p.jsonParseSeconds - p.validateMapSeconds;
+  const ours = r.cpu.client + r.cpu.sandbox + r.cpu.postgres;
+  return [
+    ["bills served and backfilled", `${int(r.bills)}${sizeNote}`],
+    ["end-to-end backfill (HTTP, parse, validate, map, write)", `${int(e2e)} bills/s (${sec(r.ingestSeconds)}, ${int(r.requests)} requests, ${int(r.windows)} windows)`],
+    ["raw COPY of the same rows", `${int(copy)} bills/s (${sec(r.copySeconds)})`],
+    [`per-row Prisma upsert loop (${int(r.upsertRows)} rows)`, `${int(perRow)} bills/s (${sec(r.upsertSeconds)})`],
+    ["end-to-end / COPY (goal >= 0.5x)", ratio(e2e / copy)],
+    ["end-to-end / per-row upsert (goal >= 30x)", ratio(e2e / perRow)],
+    ["profile: fetch path, sequential (fetchSeconds)", `${sec(r.fetchSeconds)} (${pct(r.fetchSeconds, r.ingestSeconds)} of end-to-end)`],
+    ["↳ HTTP round trip incl. budget gate (remainder)", `${sec(http)} (${((1000 * http) / Math.max(1, p.calls)).toFixed(2)} ms per request)`],
+    ["↳ lossless JSON parse, once per body (estimated)", `${sec(p.jsonParseSeconds)} (native JSON.parse of the same text: ${sec(p.nativeJsonParseSeconds)}; ${(p.responseChars / 1e6).toFixed(0)} MB received)`],
+    ["↳ validation + mapping (parseBillsPage)", `${sec(p.validateMapSeconds)} (${((1e6 * p.validateMapSeconds) / r.bills).toFixed(1)} µs per bill)`],
+    ["profile: write path, overlapping the fetches (writeSeconds)", `${sec(r.writeSeconds)} (${pct(r.writeSeconds, r.ingestSeconds)} of end-to-end; ${int(r.bills / r.writeSeconds)} bills/s while writing)`],
+    ["profile: fetch loop outside fetchPage (windows, write queue full, final flush)", sec(r.ingestSeconds - r.fetchSeconds)],
+    ["CPU seconds during the backfill", `client ${r.cpu.client.toFixed(1)}, sandbox ${r.cpu.sandbox.toFixed(1)}, PostgreSQL backends ${r.cpu.postgres.toFixed(1)}: ${ours.toFixed(1)} of ${r.cpu.machineTotal.toFixed(1)} (${cpuList().length} cores x wall) = ${pct(ours, r.cpu.machineTotal)}`],
+    ["machine CPU busy meanwhile (every process, ours or not)", `${r.cpu.machineBusy.toFixed(1)} s = ${pct(r.cpu.machineBusy, r.cpu.machineTotal)}${r.cpu.machineBusy > ours * 1.25 + 0.5 ? " (well above ours: other work shared the cores)" : ""}`],
+  ];
 }
+
+export const INGEST_METHOD = [
+  "End-to-end: one `syncAccountBills` call (what `sync`/`backfill --inline` run) over the whole history, from a fresh migrated database; the sandbox serves it from its own process with limits off, the client's budget gate is set out of the way (1e9). bills/s = bills ÷ wall time of that call.",
+  "COPY: the stored rows are copied out to memory (text format), then `COPY bills_copy FROM STDIN` into `CREATE TABLE bills_copy (LIKE bills INCLUDING ALL)` (same columns, defaults, primary key and indexes) is timed. bills/s = rows ÷ that time.",
+  "Per-row upsert: the first N stored bills (ledger order) are read back, then N sequential awaited `db.bill.upsert({where: {accountName_billId}, create, update})` through the generated Prisma client into a fresh migrated database are timed (no HTTP or parsing charged, so end-to-end ÷ per-row is a lower bound).",
+  "Ratios: end-to-end bills/s ÷ COPY bills/s, and end-to-end bills/s ÷ per-row bills/s.",
+  "Profile (bench/profiled-client.ts, no change in src): fetchSeconds and writeSeconds are the stream's own summary (time inside fetchPage; time inside commitWindow, which runs behind the fetching). Each client call is timed whole; its `parse` step (envelope, per-item validation, mapping to Bill) is wrapped and timed; the lossless JSON parse runs inside the client, so it is estimated by re-parsing a sample of the same response texts (cost per character × characters received). HTTP = call time − one JSON parse − validation: it includes waiting for the sandbox (and for CPU when the machine is busy), signing, and any further pass the client makes over a body (today `readExchangeError` parses every body once more before the page is parsed).",
+  "CPU seconds: user+system time of this process, of the sandbox process (/proc/<pid>/stat), and of the PostgreSQL backends serving the database (pids from pg_stat_activity, sampled every 250 ms), against cores × wall time; and the whole machine's busy time from /proc/stat. Ours near 100% means the CPU sets the pace; the machine's well above ours means other work shared the cores.",
+];

@@ -1,45 +1,68 @@
-// `npm run bench`: prints figures (never asserts on them) and records them in docs/benchmarks.md.
-//   npm run bench -- --bills 200000
-import { writeFileSync } from "node:fs";
-import os from "node:os";
-import { ingestVsCopy } from "./ingest-vs-copy.ts";
-import { snapshotCost } from "./snapshots.ts";
+// `npm run bench`: issue 8's figures (never asserted on). Prints a table per item and records each
+// in docs/benchmarks.md, keeping the sections of items not run.
+//   npm run bench                                   every item at the issue's sizes
+//   npm run bench -- --only ingest,budget --bills 20000
+//   npm run bench -- --small --no-doc               quick check of the harness
+// Databases: BENCH_DATABASE_URL / TEST_DATABASE_URL (admin URL), else an embedded PostgreSQL.
+// Redis (for the workers of freshness and scaling): BENCH_REDIS_URL / TEST_REDIS_URL, else a local redis-server.
+import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
+import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
+import { cleanupOnSignals, runScope } from "./cleanup.ts";
+import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
+import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
+import { machineLine } from "./machine.ts";
+import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
+import { printSection, updateDocument, type Row, type Section } from "./report.ts";
+import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
+import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const v = Number(process.argv[i + 1]);
-  if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`--${name} must be a positive whole number`);
-  return v;
+type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
+
+const RUNNERS: Record<Item, Runner> = {
+  ingest: async (a) => ({ title: "1. Ingest vs COPY (and where the time goes)", rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")), method: INGEST_METHOD }),
+  budget: async (a) => ({ title: "2. Budget efficiency", rows: budgetRows(await budgetEfficiency({ bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs }), sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD }),
+  memory: async (a) => ({ title: "3. Memory", rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")), method: MEMORY_METHOD }),
+  freshness: async (a) => ({ title: "4. Freshness", rows: freshnessRows(await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }), sizeNote(a.freshnessAppends, "freshnessAppends")), method: FRESHNESS_METHOD }),
+  scaling: async (a) => ({ title: "5. Scaling", rows: scalingRows(await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours), sizeNote(a.scalingBills, "scalingBills")), method: SCALING_METHOD }),
+  snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
+};
+
+cleanupOnSignals();
+let args: BenchArgs;
+try {
+  args = parseArgs(process.argv.slice(2));
+} catch (err) {
+  process.stderr.write(`${(err as Error).message}\n`);
+  process.exit(2);
 }
-
-const bills = arg("bills", 200_000);
-const r = await ingestVsCopy(bills);
-const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, PostgreSQL ${r.postgres}, ${new Date().toISOString().slice(0, 10)}`;
-const rows: [string, string][] = [
-  ["bills", String(r.bills)],
-  ["end-to-end backfill (HTTP+parse+validate+write)", `${r.ingestBillsPerSecond.toFixed(0)} bills/s (${r.ingestSeconds.toFixed(2)} s, ${r.requests} requests)`],
-  ["  of which waiting for the exchange (HTTP, parse, validate)", `${r.fetchSeconds.toFixed(2)} s`],
-  ["  of which database writes (overlapping the next fetch)", `${r.writeSeconds.toFixed(2)} s (${((r.bills / r.writeSeconds) | 0)} bills/s while writing)`],
-  ["raw COPY of the same rows", `${r.copyBillsPerSecond.toFixed(0)} bills/s (${r.copySeconds.toFixed(2)} s)`],
-  ["backfill / COPY", `${r.ratio.toFixed(2)}x`],
-  ["peak RSS during the backfill", `${r.peakRssMb.toFixed(0)} MB (the client process; the sandbox runs in its own)`],
-];
-const toTable = (rs: [string, string][]) => ["| measure | result |", "|---|---|", ...rs.map(([k, v]) => `| ${k} | ${v} |`)].join("\n");
-const table = toTable(rows);
-
-const snapshotRounds = arg("snapshot-rounds", 200);
-const sn = await snapshotCost(snapshotRounds);
-const snapshotTable = toTable([
-  ["snapshots per kind (2 coins each)", String(sn.rounds)],
-  ["unchanged account: time per coin snapshot", `${sn.unchangedMsPerSnapshot.toFixed(1)} ms`],
-  ["unchanged account: history rows added", String(sn.unchangedHistoryRows)],
-  ["evolving account (one seeded step per coin per round): time per coin snapshot", `${sn.evolvingMsPerSnapshot.toFixed(1)} ms`],
-  ["evolving account: history rows added", `${sn.evolvingHistoryRows} (${(sn.evolvingHistoryRows / sn.rounds / 2).toFixed(2)} per coin snapshot)`],
-  ["history storage", `${sn.historyBytesPerRow.toFixed(0)} bytes per history row, indexes included`],
-]);
-process.stdout.write(`\n${machine}\n\n## Ingest vs COPY\n\n${table}\n\n## Snapshots\n\n${snapshotTable}\n`);
-writeFileSync(
-  "docs/benchmarks.md",
-  `# Benchmarks\n\nProduced by \`npm run bench -- --bills ${bills} --snapshot-rounds ${snapshotRounds}\`. Figures, not tests.\n\nMachine: ${machine}\n\n## Ingest vs COPY\n\n${table}\n\n## Snapshots\n\n${snapshotTable}\n`,
-);
+const command = ["npm run bench", ...(process.argv.length > 2 ? ["--", ...process.argv.slice(2)] : [])].join(" ");
+const sections: Section[] = [];
+const failures: string[] = [];
+try {
+  for (const item of args.only) {
+    const machine = await machineLine();
+    const started = performance.now();
+    process.stderr.write(`bench: ${item}...\n`);
+    try {
+      const r = await RUNNERS[item](args);
+      const section: Section = { id: item, command, machine, ...r };
+      printSection(section);
+      process.stdout.write(`  (${item} took ${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+      sections.push(section);
+    } catch (err) {
+      // One item failing does not lose the others' figures.
+      failures.push(`${item}: ${(err as Error).stack ?? String(err)}`);
+      process.stderr.write(`bench: ${item} failed: ${(err as Error).message}\n`);
+    }
+  }
+  if (args.writeDoc && sections.length > 0) {
+    updateDocument("docs/benchmarks.md", sections);
+    process.stdout.write(`\nwrote ${sections.map((s) => s.id).join(", ")} to docs/benchmarks.md\n`);
+  }
+} finally {
+  await runScope.run();
+}
+if (failures.length > 0) {
+  process.stderr.write(`\n${failures.length} item(s) failed:\n${failures.join("\n\n")}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,44 @@
+// Redis for the benchmarks that run workers: BENCH_REDIS_URL / TEST_REDIS_URL when set, else a
+// local redis-server started for the run. Each use gets its own key prefix (QUEUE_PREFIX), and
+// its keys are deleted by its scope.
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { startRedisServer } from "../src/cli/demo/local-redis.ts";
+import { runScope, type Cleanup } from "./cleanup.ts";
+
+let server: Promise<string> | undefined;
+
+function benchRedisUrl(): Promise<string> {
+  server ??= (async () => {
+    const url = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL;
+    if (url) return url;
+    const local = await startRedisServer((line) => process.stderr.write(`${line}\n`));
+    runScope.add("stop the local redis-server", () => local.stop());
+    return local.url;
+  })();
+  return server;
+}
+
+export interface BenchRedis {
+  url: string;
+  prefix: string;
+}
+
+export async function benchRedis(scope: Cleanup): Promise<BenchRedis> {
+  const url = await benchRedisUrl();
+  const prefix = `ls_bench_${randomBytes(4).toString("hex")}`;
+  scope.add(`delete Redis keys ${prefix}*`, async () => {
+    const client = new Redis(url, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = "0";
+      do {
+        const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+        if (keys.length > 0) await client.del(...keys);
+        cursor = next;
+      } while (cursor !== "0");
+    } finally {
+      client.disconnect();
+    }
+  });
+  return { url, prefix };
+}

@@ -1,0 +1,60 @@
+// The sandbox exchange in a process of its own (forked by sandbox-process.ts), so generating
+// responses does not compete with the client being measured for one event loop. The parent
+// drives it over IPC: stats, appending bills at runtime. It exits when the parent goes away.
+import { startSandbox, type SandboxOptions } from "../src/sandbox/index.ts";
+import type { HostReply, HostRequest, HostStats } from "./sandbox-process.ts";
+
+const BILLS = "/capi/v2/account/bills";
+const options = JSON.parse(process.argv[2] ?? "{}") as SandboxOptions;
+let firstBillsRequestAt: number | undefined;
+let lastBillsResponseAt: number | undefined;
+
+const sandbox = await startSandbox({
+  ...options,
+  // One line per answered request: "<METHOD> <path>[?query] -> <status> <ms>ms".
+  log: (line) => {
+    if (!line.includes(BILLS)) return;
+    const now = Date.now();
+    const ms = Number(/ (\d+)ms/.exec(line)?.[1] ?? 0);
+    firstBillsRequestAt ??= now - ms;
+    lastBillsResponseAt = now;
+  },
+});
+
+const stats = (): HostStats => ({ ...sandbox.stats(), firstBillsRequestAt, lastBillsResponseAt });
+
+process.on("message", (m: HostRequest) => {
+  let reply: HostReply;
+  try {
+    switch (m.op) {
+      case "stats":
+        reply = { id: m.id, ok: true, value: stats() };
+        break;
+      case "resetStats":
+        sandbox.resetStats();
+        firstBillsRequestAt = lastBillsResponseAt = undefined;
+        reply = { id: m.id, ok: true, value: null };
+        break;
+      case "append": {
+        const bill = sandbox.appendBill(m.bill ?? {});
+        reply = { id: m.id, ok: true, value: { bill, appendedAt: Date.now() } };
+        break;
+      }
+    }
+  } catch (err) {
+    reply = { id: m.id, ok: false, error: (err as Error).message };
+  }
+  process.send?.(reply);
+});
+
+let closing = false;
+const close = async () => {
+  if (closing) return;
+  closing = true;
+  await sandbox.close();
+  process.exit(0);
+};
+process.on("disconnect", () => void close());
+process.on("SIGTERM", () => void close());
+process.on("SIGINT", () => undefined); // the parent decides when to stop us
+process.send?.({ ready: sandbox.url });
