@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots"] as const;
+export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -24,6 +24,8 @@ export interface BenchArgs {
   scalingWindowHours: number;
   /** Snapshot cost rounds. */
   snapshotRounds: number;
+  /** Verify cost: bills of history. */
+  verifyBills: number;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
@@ -41,6 +43,7 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   scalingProcesses: [1, 2, 4],
   scalingWindowHours: 24,
   snapshotRounds: 200,
+  verifyBills: 1_000_000,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -51,6 +54,7 @@ const SMALL: Partial<BenchArgs> = {
   freshnessAppends: 3,
   scalingBills: 5000,
   snapshotRounds: 20,
+  verifyBills: 50_000,
 };
 
 type NumericKey = { [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends number ? K : never }[keyof typeof DEFAULTS];
@@ -67,6 +71,7 @@ const NUMERIC: Record<string, NumericKey> = {
   "--scaling-bills": "scalingBills",
   "--scaling-window-hours": "scalingWindowHours",
   "--snapshot-rounds": "snapshotRounds",
+  "--verify-bills": "verifyBills",
 };
 
 const d = DEFAULTS;
@@ -77,6 +82,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   freshness: --freshness-interval-ms ${d.freshnessIntervalMs} --freshness-appends ${d.freshnessAppends}
   scaling:   --scaling-bills ${d.scalingBills} (per account, 4 accounts) --scaling-processes ${d.scalingProcesses.join(",")} --scaling-window-hours ${d.scalingWindowHours}
   snapshots: --snapshot-rounds ${d.snapshotRounds}
+  verify:    --verify-bills ${d.verifyBills}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 
 function positive(flag: string, text: string | undefined): number {

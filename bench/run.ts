@@ -15,6 +15,7 @@ import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
 import { printSection, updateDocument, type Row, type Section } from "./report.ts";
 import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
+import { VERIFY_METHOD, verifyCost, verifyRows } from "./verify-cost.ts";
 
 type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
 
@@ -25,6 +26,7 @@ const RUNNERS: Record<Item, Runner> = {
   freshness: async (a) => ({ title: "4. Freshness", rows: freshnessRows(await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }), sizeNote(a.freshnessAppends, "freshnessAppends")), method: FRESHNESS_METHOD }),
   scaling: async (a) => ({ title: "5. Scaling", rows: scalingRows(await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours), sizeNote(a.scalingBills, "scalingBills")), method: SCALING_METHOD }),
   snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
+  verify: async (a) => ({ title: "Verify", rows: verifyRows(await verifyCost(a.verifyBills), sizeNote(a.verifyBills, "verifyBills")), method: VERIFY_METHOD }),
 };
 
 cleanupOnSignals();

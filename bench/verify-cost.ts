@@ -1,14 +1,13 @@
 // Benchmark: what verify costs. A full `verify` over an account's whole history, against the
 // worker's incremental form after a typical sync (a handful of new bills): the incremental cost
 // should follow what is new, not the size of the history.
-//   npx tsx bench/verify-cost.ts [--bills 1000000]
-import { pathToFileURL } from "node:url";
+//   npm run bench -- --only verify --verify-bills 1000000
 import type { Bill } from "../src/exchange/bill-item.ts";
 import { commitBillsWindow } from "../src/store/bills-window.ts";
-import { migrateDeploy } from "../src/store/migrate/index.ts";
 import { createDb } from "../src/store/prisma.ts";
 import { verifyIncrementally } from "../src/verify/incremental.ts";
 import { verifyAccount } from "../src/verify/verify-account.ts";
+import { Cleanup } from "./cleanup.ts";
 import { benchDatabase } from "./postgres.ts";
 
 export interface VerifyCost {
@@ -17,7 +16,6 @@ export interface VerifyCost {
   firstIncrementalSeconds: number;
   incrementalSeconds: number;
   newBills: number;
-  postgres: string;
 }
 
 const ACCOUNT = "bench";
@@ -28,10 +26,11 @@ const seconds = async (fn: () => Promise<unknown>) => {
 };
 
 export async function verifyCost(billCount: number, newBills = 20): Promise<VerifyCost> {
-  const database = await benchDatabase();
-  const db = createDb(database.url);
+  const scope = new Cleanup();
   try {
-    await migrateDeploy(database.url);
+    const database = await benchDatabase(scope);
+    const db = createDb(database.url);
+    scope.add("disconnect Prisma", () => db.$disconnect());
     // A chained history in two coins, one bill per 10 s, written in one statement (the cost of
     // loading it is not what is measured).
     await db.$executeRawUnsafe(
@@ -63,19 +62,22 @@ export async function verifyCost(billCount: number, newBills = 20): Promise<Veri
     }
     await commitBillsWindow(db, { accountName: ACCOUNT, stream: "bills", cursorMs: options.now + newBills, bills, rejected: [], context: {} });
     const incrementalSeconds = await seconds(() => verifyIncrementally(db, { ...options, now: options.now + newBills }));
-    return { bills: billCount, fullSeconds, firstIncrementalSeconds, incrementalSeconds, newBills, postgres: database.serverVersion };
+    return { bills: billCount, fullSeconds, firstIncrementalSeconds, incrementalSeconds, newBills };
   } finally {
-    await db.$disconnect();
-    await database.drop();
-    await database.stopServer();
+    await scope.run();
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const i = process.argv.indexOf("--bills");
-  const n = i < 0 ? 200_000 : Number(process.argv[i + 1]);
-  const r = await verifyCost(n);
-  process.stdout.write(
-    `verify over ${r.bills} bills (PostgreSQL ${r.postgres}): full ${r.fullSeconds.toFixed(2)} s; worker's first incremental run ${r.firstIncrementalSeconds.toFixed(2)} s; incremental after ${r.newBills} new bills ${(r.incrementalSeconds * 1000).toFixed(0)} ms\n`,
-  );
+export const VERIFY_METHOD = [
+  "A chained two-coin history of N bills is written in one statement; then, timed: `verifyAccount` over the whole history (what `ledger-sync verify` runs),",
+  "the worker's first `verifyIncrementally` (no verify_state yet: the whole history), and an incremental run after 20 new bills were committed through the bills write path.",
+];
+
+export function verifyRows(r: VerifyCost, note: string): [string, string][] {
+  return [
+    ["bills of history", `${r.bills}${note}`],
+    ["full `verify`", `${r.fullSeconds.toFixed(2)} s`],
+    ["worker's first incremental run (whole history)", `${r.firstIncrementalSeconds.toFixed(2)} s`],
+    [`worker's incremental run after ${r.newBills} new bills`, `${(r.incrementalSeconds * 1000).toFixed(0)} ms`],
+  ];
 }
