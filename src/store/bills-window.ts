@@ -9,7 +9,7 @@
 // before the first row reaches the trigger; were it ever not, the statement fails loudly rather
 // than writing anything silently.
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
-import type { Db } from "./prisma.ts";
+import { directPool, type Db } from "./prisma.ts";
 import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
 
 export interface BillsWindowWrite {
@@ -104,8 +104,7 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
   const bills = dedupeById(w.bills);
   const cursorStream = w.cursorStream === undefined ? w.stream : w.cursorStream;
   const now = new Date();
-  const rows = await db.$queryRawUnsafe<Array<BillsWindowResult & { cursor_rows: number }>>(
-    SQL,
+  const params = [
     w.accountName,
     bills.map((b) => b.billId),
     bills.map((b) => b.coin),
@@ -124,7 +123,12 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     JSON.stringify(w.context),
     String(w.cursorMs),
     cursorStream,
-  );
+  ];
+  // The hot path goes to pg directly (see prisma.ts: Prisma would retain every batch's parameters).
+  const pool = directPool(db);
+  const rows = pool
+    ? (await pool.query<BillsWindowResult & { cursor_rows: number }>(SQL, params)).rows
+    : await db.$queryRawUnsafe<Array<BillsWindowResult & { cursor_rows: number }>>(SQL, ...params);
   const row = rows[0];
   if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1)) throw new Error("bills window write returned no result");
   return { inserted: row.inserted, revised: row.revised, upserted: row.upserted, quarantined: row.quarantined };
