@@ -22,10 +22,16 @@ export function registerVerify(program: Command): void {
     .option("--json", "print JSON even on a terminal")
     .action(async (o: { account?: string; from?: number; to?: number; json?: boolean }) => {
       const config = loadConfig();
+      if (o.from !== undefined && o.to !== undefined && o.to < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
       const [{ createDb }, { checkBalanceContinuity, RULES }] = await Promise.all([import("../../store/prisma.ts"), import("../../verify/balance-continuity.ts")]);
       const db = createDb(requireDatabaseUrl(config));
       try {
-        const accounts = o.account ? [o.account] : (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map((r) => r.a);
+        const withBills = async () => (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map((r) => r.a);
+        // An account with no bills would "pass" with nothing checked: a typo must not look like proof.
+        if (o.account && !(await db.$queryRawUnsafe<{ e: boolean }[]>("SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1) AS e", o.account))[0]!.e) {
+          throw new CliExit(EXIT.usage, `--account ${o.account}: no bills are stored for that account (accounts with bills: ${(await withBills()).join(", ") || "none"})`);
+        }
+        const accounts = o.account ? [o.account] : await withBills();
         const report = [];
         for (const account of accounts) {
           const coins = await checkBalanceContinuity(db, { account, fromMs: o.from, toMs: o.to });
