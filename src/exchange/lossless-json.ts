@@ -101,8 +101,9 @@ class Parser {
         const value = this.parseValue(depth);
         if (!seen.has(key)) seen.add(key);
         else if (!deepEqual(object[key]!, value) && !repeated?.includes(key)) (repeated ??= []).push(key);
-        // Like JSON.parse: an own property even for "__proto__"; the last value wins.
-        Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+        // Like JSON.parse: the last value wins, and "__proto__" is an own property, not the prototype.
+        if (key === "__proto__") Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+        else object[key] = value;
         this.skipSpace();
         if (this.text[this.i] === ",") {
           this.i++;
@@ -244,7 +245,10 @@ export function unstorableContent(value: JsonValue, path: string): string | unde
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+const SUSPECT = /[\u0000\ud800-\udfff]/;
+
 function badText(s: string, path: string): string | undefined {
+  if (!SUSPECT.test(s)) return undefined; // the common case: one quick scan
   if (s.includes("\u0000")) return `${path} contains U+0000 (NUL), which PostgreSQL cannot store`;
   if (LONE_SURROGATE.test(s)) return `${path} contains an unpaired UTF-16 surrogate (not valid Unicode)`;
   return undefined;
@@ -263,8 +267,11 @@ export function toStorableJson(value: JsonValue): unknown {
   if (Array.isArray(value)) return value.map(toStorableJson);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    // defineProperty: a key "__proto__" must stay a key, not replace the object's prototype.
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: toStorableJson(v), enumerable: true, writable: true, configurable: true });
+    for (const [k, v] of Object.entries(value)) {
+      // A key "__proto__" must stay a key, not replace the object's prototype.
+      if (k === "__proto__") Object.defineProperty(out, k, { value: toStorableJson(v), enumerable: true, writable: true, configurable: true });
+      else out[k] = toStorableJson(v);
+    }
     return out;
   }
   return value;
