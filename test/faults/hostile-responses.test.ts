@@ -121,7 +121,7 @@ describe("hostile responses: parse layer", () => {
         expect(new Set(got.rejected.map((x) => x.rawText))).toEqual(new Set(want.quarantined.keys()));
         for (const x of got.rejected) expect(x.reason).toMatch(want.quarantined.get(x.rawText)!);
       }),
-      run(500),
+      run(400),
     );
   });
 
@@ -271,7 +271,7 @@ describe("hostile responses: end to end on PostgreSQL", () => {
         e2e.quarantined += got.quarantine.length;
         e2e.requests += exchange.requests();
       }),
-      run(60, SEED + 2),
+      run(50, SEED + 2),
     );
   });
 });
