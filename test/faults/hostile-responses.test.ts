@@ -387,6 +387,19 @@ describe("hostile responses: one of each category, end to end", () => {
     expect(summary).toMatchObject({ inserted: want.length, quarantined: reasons.length });
   });
 
+  it("quarantines once a bad item the exchange lists in every answer, however many windows the sync takes", async () => {
+    // 300 good bills over the range force the window to be halved into many windows, committed
+    // in batches; the exchange repeats one item with a garbled time in each answer.
+    const good = Array.from({ length: 300 }, (_, i) => ({ ms: FROM + Math.floor((i * (TO - FROM)) / 300), text: bill(String(1000 + i), { cTime: `"${FROM + Math.floor((i * (TO - FROM)) / 300)}"` }) }));
+    const garbled = bill("999", { cTime: '"yesterday"' });
+    exchange.answer((q) => Buffer.from(`{"items":[${[garbled, ...good.filter((g) => g.ms >= q.startTime && g.ms <= q.endTime).map((g) => g.text)].join(",")}]}`));
+    const summary = await syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "repeated-bad-item", backfillFromMs: FROM, lookbackMs: 0, untilMs: TO });
+    const got = await stored("repeated-bad-item");
+    expect(summary.windows).toBeGreaterThan(3);
+    expect(got.bills).toHaveLength(300);
+    expect(got.quarantine).toEqual([{ raw_text: garbled, reason: expect.stringMatching(/cTime "yesterday" is not a millisecond timestamp/) }]);
+  });
+
   it.each([
     ["nested deeper than the cap", ['{"items":[', "[".repeat(5000), "]".repeat(5000), "]}"], /response is not valid JSON \(nested deeper than 1000 levels/],
     ["`items` given twice with different values", ['{"items":[],"items":[', bill("1"), "]}"], /unexpected response shape: bills response gives `items` twice with different values/],
