@@ -36,7 +36,7 @@ export class ProfiledClient extends ExchangeClient {
     try {
       return await super.call({
         ...c,
-        parse: (json, text) => {
+        parse: (json, text, info) => {
           this.responseChars += text.length;
           // Every 4th response, up to a bounded amount, is kept to time the JSON parse later.
           if (this.calls % 4 === 0 && this.sampleChars < SAMPLE_CHARS) {
@@ -45,7 +45,7 @@ export class ProfiledClient extends ExchangeClient {
           }
           const t = performance.now();
           try {
-            return c.parse(json, text);
+            return c.parse(json, text, info);
           } finally {
             this.validateMapSeconds += (performance.now() - t) / 1000;
           }

@@ -15,7 +15,9 @@ import { CliExit, EXIT } from "./exit-codes.ts";
 
 const program = new Command("ledger-sync")
   .description("Keeps an exact PostgreSQL copy of a perpetual-contract exchange account's books.\nConfiguration comes from environment variables: see README.md.")
-  .showHelpAfterError()
+  // A bad flag or argument is one line on stderr naming it (not the whole help text), like every
+  // other failure: logs and schedulers show the reason, and --help is one command away.
+  .configureOutput({ outputError: (message, write) => write(`ledger-sync: ${oneLine(message.replace(/^error: /, ""))} (see \`${helpCommand()}\`)\n`) })
   .exitOverride();
 
 registerMigrate(program);
@@ -46,5 +48,11 @@ function exitCodeFor(err: unknown): number {
 
 function oneLine(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return message.replace(/\s*\n\s*/g, " ");
+  return message.trim().replace(/\s*\n\s*/g, " ");
+}
+
+/** `ledger-sync <command> --help` for the command being run, else `ledger-sync --help`. */
+function helpCommand(): string {
+  const name = process.argv.slice(2).find((a) => !a.startsWith("-"));
+  return program.commands.some((c) => c.name() === name) ? `ledger-sync ${name} --help` : "ledger-sync --help";
 }

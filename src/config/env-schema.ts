@@ -24,6 +24,13 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v === "" ? undefined : v));
 
+/**
+ * A credential: sent in a header or used as the signing key exactly as given, so white space
+ * around it (a trailing newline from a secrets file) or a control character can only make every
+ * request fail later with an authentication error. The message never shows the value.
+ */
+const credential = optionalText.refine((v) => v === undefined || (v.trim() === v && !/[\u0000-\u001f\u007f]/.test(v)), "must not have white space around it or control characters in it (a trailing newline from a secrets file?)");
+
 /** The URL, or undefined after recording `message` as the variable's issue. */
 function parseUrl(text: string, ctx: z.RefinementCtx, message: string): URL | undefined {
   try {
@@ -86,7 +93,12 @@ export function parseInstant(text: string): number | undefined {
     const ms = Number(t);
     return Number.isSafeInteger(ms) ? ms : undefined;
   }
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(t)) return undefined;
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(t);
+  if (!m) return undefined;
+  // Date.parse rolls impossible dates over ("2026-02-30" is March 2, "T24:00" the next day): refuse them.
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1).map((x) => (x === undefined ? undefined : Number(x)));
+  const date = new Date(Date.UTC(year!, month! - 1, day!));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month! - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
   // A date without a zone means UTC: books are kept in UTC, not in the server's local time.
   const withZone = /T|\s/.test(t) && !/(Z|[+-]\d{2}:?\d{2})$/.test(t) ? `${t}Z` : t;
   const ms = Date.parse(withZone.replace(" ", "T"));
@@ -155,6 +167,12 @@ const redisUrl = z
       ctx.addIssue({ code: "custom", message: "must start with redis:// or rediss://" });
       return z.NEVER;
     }
+    const url = parseUrl(v, ctx, "is not a URL (expected redis://host:port)");
+    if (!url) return z.NEVER;
+    if (!url.hostname) {
+      ctx.addIssue({ code: "custom", message: "has no host (expected redis://host:port)" });
+      return z.NEVER;
+    }
     return v;
   });
 
@@ -164,9 +182,9 @@ export const envSchema = z.object({
   DATABASE_URL: postgresUrl,
   REDIS_URL: redisUrl,
   EXCHANGE_BASE_URL: exchangeBaseUrl,
-  EXCHANGE_API_KEY: optionalText,
-  EXCHANGE_API_SECRET: optionalText,
-  EXCHANGE_API_PASSPHRASE: optionalText,
+  EXCHANGE_API_KEY: credential,
+  EXCHANGE_API_SECRET: credential,
+  EXCHANGE_API_PASSPHRASE: credential,
   EXCHANGE_LOCALE: z
     .string()
     .trim()
@@ -222,7 +240,8 @@ export const envSchema = z.object({
     .optional()
     .transform((v) => (v ? v : "ledger-sync"))
     .pipe(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
-  EGRESS_ID: optionalText,
+  // Part of Redis key names, and shown in logs: printable, no spaces.
+  EGRESS_ID: optionalText.refine((v) => v === undefined || /^[\x21-\x7e]{1,128}$/.test(v), "must be 1-128 printable characters without spaces"),
   EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
   EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
   LOG_LEVEL: z

@@ -1,10 +1,9 @@
 // GET /capi/v2/account/account?coinId= (spec 4.2): account settings, collateral and positions.
-import { stringify } from "lossless-json";
 import { accountResponseSchema, type AccountResponse } from "./account-record.ts";
 import { MalformedResponseError } from "./errors.ts";
-import type { ExchangeClient } from "./http-client.ts";
+import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
 import { describeIssues } from "./lossless-fields.ts";
-import { isLosslessNumber, toStorableJson, type JsonValue } from "./lossless-json.ts";
+import { isLosslessNumber, toStorableJson, unstorableContent, type JsonValue } from "./lossless-json.ts";
 import { ENDPOINT_WEIGHTS } from "./weights.ts";
 
 export const ACCOUNT_PATH = "/capi/v2/account/account";
@@ -30,14 +29,18 @@ export function fetchAccount(client: ExchangeClient, coinId: string, signal?: Ab
   });
 }
 
-export function parseAccountResponse(json: JsonValue, text: string): AccountFetch {
+export function parseAccountResponse(json: JsonValue, text: string, info: ResponseInfo = { invalidUtf8: false }): AccountFetch {
   if (json === null || typeof json !== "object" || Array.isArray(json) || isLosslessNumber(json)) {
     throw new MalformedResponseError("account response is not a JSON object");
   }
   const o = json as { [key: string]: JsonValue };
   // Some deployments wrap payloads as {code, msg, data}; accept that shape too.
   const body = o.account === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data) ? o.data : o;
+  // The whole response is one record: anything in it that cannot be stored exactly refuses all of it.
+  if (info.invalidUtf8) return { ok: false, reason: "response is not valid UTF-8 (its bad bytes were replaced by U+FFFD)", rawText: text };
+  const unstorable = unstorableContent(o, "response");
+  if (unstorable) return { ok: false, reason: unstorable, rawText: text };
   const parsed = accountResponseSchema.safeParse(body);
-  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error, "response"), rawText: stringify(json) ?? text };
+  if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error, "response"), rawText: text };
   return { ok: true, response: parsed.data, raw: toStorableJson(body) };
 }

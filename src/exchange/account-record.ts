@@ -61,10 +61,16 @@ const account = z.looseObject({
   updated_time: epochMs,
 });
 
+// margin_mode is part of collateral_current's primary key: a btree entry holds at most 2704 bytes.
+const indexedText = z
+  .string()
+  .min(1, "is empty")
+  .refine((t) => Buffer.byteLength(t, "utf8") <= 1024, "is longer than 1024 bytes (PostgreSQL cannot index it)");
+
 const collateral = z.looseObject({
   account_id: digits,
   coin_id: digits,
-  margin_mode: z.string().min(1, "is empty"),
+  margin_mode: indexedText,
   cross_contract_id: digits,
   isolated_position_id: digits,
   amount: decimal,

@@ -4,7 +4,7 @@
 import { stringify } from "lossless-json";
 import { isKnownBusinessType } from "./business-types.ts";
 import { toDecimalText } from "./decimal-text.ts";
-import { isLosslessNumber, toStorableJson, type JsonValue } from "./lossless-json.ts";
+import { isLosslessNumber, sourceText, toStorableJson, unstorableContent, type JsonValue } from "./lossless-json.ts";
 
 export interface Bill {
   /** Decimal digits exactly as sent. */
@@ -19,10 +19,12 @@ export interface Bill {
   cTimeMs: number;
   /** The item as received, numbers a JavaScript reader could not hold exactly turned into strings. */
   raw: unknown;
+  /** The item's exact text, when known (what is quarantined if the bill turns out unusable). */
+  rawText?: string;
 }
 
 export interface RejectedItem {
-  /** The item's JSON text with every number exactly as received. */
+  /** The item's text exactly as received (after UTF-8 decoding). */
   rawText: string;
   reason: string;
   /** Known when the time parsed even though something else did not. */
@@ -34,14 +36,32 @@ export type ItemResult = { ok: true; bill: Bill; unknownBusinessType: boolean } 
 // Latest instant a JavaScript Date can represent; anything later is not a millisecond timestamp.
 const MAX_DATE_MS = 8_640_000_000_000_000;
 
-export function parseBillItem(item: JsonValue): ItemResult {
-  const rawText = stringify(item) ?? "null";
-  const reject = (reason: string, cTimeMs?: number): ItemResult => ({ ok: false, rejected: { rawText, reason, ...(cTimeMs === undefined ? {} : { cTimeMs }) } });
-  if (item === null || typeof item !== "object" || Array.isArray(item) || isLosslessNumber(item)) return reject("item is not an object");
-  const o = item as { [key: string]: JsonValue };
+/**
+ * coin, symbol and businessType are indexed (bills_account_coin_type_created_at_idx, ...), and a
+ * PostgreSQL btree entry holds at most 2704 bytes: longer values would fail the whole window's write.
+ */
+export const MAX_TEXT_BYTES = 1024;
 
-  const time = readTime(o);
-  if (typeof time === "string") return reject(time);
+export interface ItemSource {
+  /** The item's exact text (from the response); default: as parsed, else re-serialised. */
+  text?: string;
+  /** The response was not valid UTF-8: its bad bytes became U+FFFD in the text. */
+  invalidUtf8?: boolean;
+}
+
+export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemResult {
+  const rawText = source.text ?? sourceText(item) ?? stringify(item) ?? "null";
+  const isObject = item !== null && typeof item === "object" && !Array.isArray(item) && !isLosslessNumber(item);
+  const time = isObject ? readTime(item as { [key: string]: JsonValue }) : undefined;
+  const knownTime = typeof time === "number" ? time : undefined;
+  const reject = (reason: string, cTimeMs = knownTime): ItemResult => ({ ok: false, rejected: { rawText, reason, ...(cTimeMs === undefined ? {} : { cTimeMs }) } });
+  // A replaced byte could be anywhere in the item: nothing of it can be trusted.
+  if (source.invalidUtf8 && rawText.includes("\ufffd")) return reject("the response is not valid UTF-8: this item holds bytes that were replaced by U+FFFD");
+  if (!isObject) return reject("item is not an object");
+  const o = item as { [key: string]: JsonValue };
+  const unstorable = unstorableContent(o, "item");
+  if (unstorable) return reject(unstorable);
+  if (typeof time !== "number") return reject(time ?? "item has no creation time");
 
   const billId = readDigits(o.billId);
   if (billId === undefined) return reject(`billId ${describe(o.billId)} is not a non-negative integer`, time);
@@ -54,6 +74,9 @@ export function parseBillItem(item: JsonValue): ItemResult {
   }
   if (fields.coin === "") return reject("coin is empty", time);
   if (fields.businessType === "") return reject("businessType is empty", time);
+  for (const key of ["coin", "symbol", "businessType"] as const) {
+    if (Buffer.byteLength(fields[key], "utf8") > MAX_TEXT_BYTES) return reject(`${key} is longer than ${MAX_TEXT_BYTES} bytes (PostgreSQL cannot index it)`, time);
+  }
 
   const decimals: Record<"amount" | "balance" | "fillFee", string> = { amount: "", balance: "", fillFee: "" };
   for (const key of ["amount", "balance", "fillFee"] as const) {
@@ -68,7 +91,7 @@ export function parseBillItem(item: JsonValue): ItemResult {
   return {
     ok: true,
     unknownBusinessType: !isKnownBusinessType(fields.businessType),
-    bill: { billId, ...fields, ...decimals, cTimeMs: time, raw: toStorableJson(o) },
+    bill: { billId, ...fields, ...decimals, cTimeMs: time, raw: toStorableJson(o), rawText },
   };
 }
 
@@ -98,5 +121,6 @@ function describe(v: JsonValue | undefined): string {
 }
 
 function truncate(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
+  const chars = [...text]; // whole characters: never half a surrogate pair
+  return chars.length > 60 ? `${chars.slice(0, 60).join("")}…` : text;
 }

@@ -1,8 +1,8 @@
 // POST /capi/v2/account/bills (spec 4.1): one page of bill history for a time range and filters.
 import { parseBillItem, type Bill, type RejectedItem } from "./bill-item.ts";
 import { MalformedResponseError } from "./errors.ts";
-import type { ExchangeClient } from "./http-client.ts";
-import { isLosslessNumber, type JsonValue } from "./lossless-json.ts";
+import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
+import { conflictingKeys, elementTexts, isLosslessNumber, type JsonValue } from "./lossless-json.ts";
 import { ENDPOINT_WEIGHTS } from "./weights.ts";
 
 export const BILLS_PATH = "/capi/v2/account/bills";
@@ -40,16 +40,22 @@ export function fetchBillsPage(client: ExchangeClient, query: BillsQuery, signal
 
 /**
  * The envelope must be right or nothing from the response is used (the request is retried):
- * an object with an `items` array and, if present, a boolean `hasNextPage`. Individual items that
- * fail validation are returned as rejected (for quarantine) rather than failing the page.
+ * an object with an `items` array and, if present, a boolean `hasNextPage`, none of them given
+ * twice with different values. Individual items that fail validation are returned as rejected
+ * (for quarantine, with their exact text) rather than failing the page.
  */
-export function parseBillsPage(json: JsonValue): BillsPage {
+export function parseBillsPage(json: JsonValue, _text?: string, info: ResponseInfo = { invalidUtf8: false }): BillsPage {
   if (json === null || typeof json !== "object" || Array.isArray(json) || isLosslessNumber(json)) {
     throw new MalformedResponseError("bills response is not a JSON object");
   }
   const o = json as { [key: string]: JsonValue };
   // Some deployments wrap payloads as {code, msg, data}; accept that shape too.
   const envelope = o.items === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data) ? (o.data as { [key: string]: JsonValue }) : o;
+  const read = envelope === o ? [[o, ["items", "hasNextPage"]] as const] : ([[o, ["items", "data"]], [envelope, ["items", "hasNextPage"]]] as const);
+  for (const [obj, keys] of read) {
+    const repeated = conflictingKeys(obj).find((k) => (keys as readonly string[]).includes(k));
+    if (repeated) throw new MalformedResponseError(`bills response gives \`${repeated}\` twice with different values`);
+  }
   const items = envelope.items;
   if (!Array.isArray(items)) throw new MalformedResponseError("bills response has no `items` array");
   const hasNext = envelope.hasNextPage;
@@ -58,8 +64,9 @@ export function parseBillsPage(json: JsonValue): BillsPage {
   }
   const page: BillsPage = { itemCount: items.length, hasNextPage: typeof hasNext === "boolean" ? hasNext : undefined, bills: [], rejected: [], unknownBusinessTypes: [] };
   const unknown = new Set<string>();
-  for (const item of items) {
-    const r = parseBillItem(item);
+  const texts = elementTexts(items);
+  for (const [i, item] of items.entries()) {
+    const r = parseBillItem(item, { ...(texts ? { text: texts[i]! } : {}), invalidUtf8: info.invalidUtf8 });
     if (r.ok) {
       page.bills.push(r.bill);
       if (r.unknownBusinessType) unknown.add(r.bill.businessType);

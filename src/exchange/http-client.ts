@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { ExchangeCredentials } from "../config/index.ts";
 import { ExchangeApiError, ExchangeUnavailableError, MalformedResponseError } from "./errors.ts";
 import { parseLossless, type JsonValue } from "./lossless-json.ts";
+import { decodeResponseText } from "./response-text.ts";
 import { backoffDelay, DEFAULT_BACKOFF, isPermanentExchangeCode, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
 import { sign } from "./sign.ts";
 import { sleep } from "./sleep.ts";
@@ -34,8 +35,14 @@ export interface ApiCall<T> {
   body?: unknown;
   weight: Weight;
   /** Validates the parsed body; throws MalformedResponseError when it is not the promised shape. */
-  parse: (json: JsonValue, text: string) => T;
+  parse: (json: JsonValue, text: string, info: ResponseInfo) => T;
   signal?: AbortSignal;
+}
+
+/** What a parser must know about the body besides its text. */
+export interface ResponseInfo {
+  /** Some bytes were not UTF-8: they are U+FFFD in the text, and what holds one cannot be trusted. */
+  invalidUtf8: boolean;
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
@@ -97,8 +104,8 @@ export class ExchangeClient {
         signal: c.signal ? AbortSignal.any([c.signal, timeout]) : timeout,
       });
       status = res.statusCode;
-      const text = await res.body.text();
-      return this.interpret(c, res, text);
+      const { text, invalidUtf8 } = decodeResponseText(new Uint8Array(await res.body.arrayBuffer()));
+      return this.interpret(c, res, text, { invalidUtf8 });
     } catch (err) {
       if (err instanceof ExchangeApiError) throw err;
       c.signal?.throwIfAborted();
@@ -109,7 +116,7 @@ export class ExchangeClient {
     }
   }
 
-  private interpret<T>(c: ApiCall<T>, res: Dispatcher.ResponseData, text: string): Outcome<T> {
+  private interpret<T>(c: ApiCall<T>, res: Dispatcher.ResponseData, text: string, info: ResponseInfo): Outcome<T> {
     const status = res.statusCode;
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
     if (status === 429) return { ok: false, reason: "HTTP 429 too many requests", retryAfterMs, rateLimited: true };
@@ -127,7 +134,7 @@ export class ExchangeClient {
       return { ok: false, reason: `response is not valid JSON (${(err as Error).message}): ${snippet(text)}` };
     }
     try {
-      return { ok: true, value: c.parse(json, text) };
+      return { ok: true, value: c.parse(json, text, info) };
     } catch (err) {
       if (err instanceof MalformedResponseError) return { ok: false, reason: `unexpected response shape: ${err.message}` };
       throw err;

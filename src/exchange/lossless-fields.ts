@@ -15,8 +15,18 @@ const numberText = z.custom<unknown>().transform((v, ctx) => {
 /** Non-negative integer identifier as digits (ids can exceed 2^63: never a JS number). */
 export const digits = numberText.pipe(z.string().regex(/^[0-9]{1,78}$/, "must be a non-negative integer"));
 
-/** Integer (may be negative) as text. */
-export const integerText = numberText.pipe(z.string().regex(/^-?[0-9]{1,19}$/, "must be an integer within 64 bits"));
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Integer (may be negative) as text, within a BIGINT column's range, as PostgreSQL prints it ("007" is "7", "-0" is "0"). */
+export const integerText = numberText.pipe(
+  z
+    .string()
+    .regex(/^-?[0-9]{1,19}$/, "must be an integer within 64 bits")
+    // zod runs every check even after the regex failed: only digits may reach BigInt().
+    .refine((t) => !/^-?[0-9]{1,19}$/.test(t) || (BigInt(t) >= INT64_MIN && BigInt(t) <= INT64_MAX), "must be an integer within 64 bits")
+    .transform((t) => BigInt(t).toString()),
+);
 
 /** Decimal, kept digit for digit (exponent notation expanded exactly). */
 export const decimal = numberText.transform((text, ctx) => {

@@ -6,6 +6,10 @@ const int = (name: string, min: number) => (v: string) => {
   if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
   return Number(v);
 };
+const port = (v: string) => {
+  if (!/^[0-9]{1,5}$/.test(v) || Number(v) > 65535) throw new InvalidArgumentError("--port must be a port number from 0 to 65535");
+  return Number(v);
+};
 const rate = (v: string) => {
   const n = Number(v);
   if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(v) || !Number.isFinite(n)) throw new InvalidArgumentError("must be a probability between 0 and 1, e.g. 0.05");
@@ -22,7 +26,7 @@ export function registerSandbox(program: Command): void {
     .command("sandbox")
     .description("run the sandbox exchange: both endpoints, signed requests, weight limits and seeded history, for trying ledger-sync without keys")
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--port <port>", "port to listen on", int("--port", 0), 8787)
+    .option("--port <port>", "port to listen on", port, 8787)
     .option("--seed <n>", "history seed (same seed, same history)", int("--seed", 0), 1)
     .option("--bills <n>", "bills of generated history", int("--bills", 0), 5000)
     .option("--from <date|ms>", "history start (default 30 days ago)", instant)

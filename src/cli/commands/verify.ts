@@ -34,12 +34,17 @@ export function registerVerify(program: Command): void {
     .option("--json", "print JSON even on a terminal")
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
     .action(async (o: VerifyFlags) => {
-      if (o.from !== undefined && o.to !== undefined && o.from > o.to) throw new CliExit(EXIT.usage, "--from is after --to");
       const config = loadConfig();
+      if (o.from !== undefined && o.to !== undefined && o.to < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
       const [{ createDb }, { verifyAccount }] = await Promise.all([import("../../store/prisma.ts"), import("../../verify/verify-account.ts")]);
       const db = createDb(requireDatabaseUrl(config));
       try {
-        const accounts = o.account ? [o.account] : (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map((r) => r.a);
+        const withBills = async () => (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map((r) => r.a);
+        // An account with no bills would "pass" with nothing checked: a typo must not look like proof.
+        if (o.account && !(await db.$queryRawUnsafe<{ e: boolean }[]>("SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1) AS e", o.account))[0]!.e) {
+          throw new CliExit(EXIT.usage, `--account ${o.account}: no bills are stored for that account (accounts with bills: ${(await withBills()).join(", ") || "none"})`);
+        }
+        const accounts = o.account ? [o.account] : await withBills();
         if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
         const options = (account: string) => ({ account, fromMs: o.from, toMs: o.to, coinNames: config.coinNames, lookbackMs: config.lookbackMs });
         const reports: Printed[] = [];

@@ -77,7 +77,9 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const r = await deps.commitWindow({
       cursorMs: last.toMs,
       bills: windows.flatMap((w) => w.bills),
-      rejected: windows.flatMap((w) => w.rejected),
+      // One bad item can be in several windows of a batch (an undated one is kept wherever it is
+      // listed): one statement cannot upsert its quarantine row twice.
+      rejected: [...new Map(windows.flatMap((w) => w.rejected).map((r) => [r.rawText, r])).values()],
       context: { fromMs: first.fromMs, toMs: last.toMs },
     });
     summary.writeSeconds += (performance.now() - started) / 1000;

@@ -53,7 +53,7 @@ export class WindowItems {
     }
     for (const b of page.bills) {
       if (conflictsHere.has(b.billId) && this.inRange(b.cTimeMs)) {
-        const rawText = JSON.stringify(b.raw);
+        const rawText = b.rawText ?? JSON.stringify(b.raw);
         this.rejected.set(rawText, { rawText, reason: `bill id ${b.billId} appears twice in one response with different content`, cTimeMs: b.cTimeMs });
       }
     }
