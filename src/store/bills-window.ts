@@ -102,6 +102,7 @@ SELECT
 
 export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<BillsWindowResult> {
   const bills = dedupeById(w.bills);
+  const rejected = dedupeByText(w.rejected);
   const cursorStream = w.cursorStream === undefined ? w.stream : w.cursorStream;
   const now = new Date();
   const params = [
@@ -117,9 +118,9 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     bills.map((b) => JSON.stringify(b.raw)),
     now,
     w.stream,
-    w.rejected.map((r) => r.reason),
-    w.rejected.map((r) => r.rawText),
-    w.rejected.map((r) => sha256(r.rawText)),
+    rejected.map((r) => r.reason),
+    rejected.map((r) => r.rawText),
+    rejected.map((r) => sha256(r.rawText)),
     JSON.stringify(w.context),
     String(w.cursorMs),
     cursorStream,
@@ -139,4 +140,11 @@ function dedupeById(bills: Bill[]): Bill[] {
   const byId = new Map<string, Bill>();
   for (const b of bills) byId.set(b.billId, b);
   return byId.size === bills.length ? bills : [...byId.values()];
+}
+
+/** Likewise for quarantine rows, keyed by their exact text (the same bad item seen in two windows). */
+function dedupeByText(rejected: RejectedItem[]): RejectedItem[] {
+  const byText = new Map<string, RejectedItem>();
+  for (const r of rejected) if (!byText.has(r.rawText)) byText.set(r.rawText, r);
+  return byText.size === rejected.length ? rejected : [...byText.values()];
 }
