@@ -7,10 +7,14 @@ import type { Metrics } from "../ops/metrics.ts";
 
 export type Processor<T> = (job: Job<T>, token?: string) => Promise<unknown>;
 
+/** How long a job that met an outage waits before it is tried again (plus up to 1 s of jitter). */
+export const OUTAGE_RETRY_MS = 2000;
+
 /**
- * `outageOf` names the outage a failure belongs to (PostgreSQL or Redis unreachable): the outage
- * is logged once, as a warning, and each job attempt it fails is an info line, since BullMQ
- * retries it. A job's last attempt failing is an error whatever the cause.
+ * `outageOf` names the outage a failure belongs to (PostgreSQL or Redis unreachable). The outage
+ * is logged once, as a warning, and the job waits for the dependency without spending one of
+ * its attempts: with 5 attempts and exponential backoff, an outage longer than about 30 s would
+ * otherwise fail every job that came up meanwhile, for good (a backfill then needed a rerun).
  */
 export function instrument<T extends { account: string }>(
   queue: string,
@@ -30,11 +34,15 @@ export function instrument<T extends { account: string }>(
     } catch (err) {
       if (err instanceof DelayedError) throw err; // waiting for a lock, not a failure
       metrics.jobFinished(queue, job.name, "failed", (performance.now() - started) / 1000);
-      const outage = outageOf(err);
-      outage?.failed(err);
       const details = { err: { message: (err as Error).message, name: (err as Error).name } };
-      if (outage && job.attemptsMade + 1 < (job.opts.attempts ?? 1)) log.info(details, "job failed during an outage; it will be retried");
-      else log.error(details, "job failed");
+      const outage = outageOf(err);
+      if (outage && token !== undefined) {
+        outage.failed(err);
+        await job.moveToDelayed(Date.now() + OUTAGE_RETRY_MS + Math.floor(Math.random() * 1000), token);
+        log.debug(details, "job postponed: a dependency is unavailable");
+        throw new DelayedError();
+      }
+      log.error(details, "job failed");
       throw err;
     }
   };
