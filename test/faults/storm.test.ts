@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import type { Proc } from "../support/processes.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 import { compareWithTruth, describeExactness, isExact } from "./support/exactness.ts";
-import { FULL, report, runSeed } from "./support/mode.ts";
+import { FULL, keepOutput, report, runSeed } from "./support/mode.ts";
 import { kill, logLines, startBackfillProcess, startWorkerProcess, workerEnv, type LogLine } from "./support/worker.ts";
 
 const BILLS = FULL ? 100_000 : 20_000;
@@ -112,6 +112,7 @@ async function storm(c: StormConfig): Promise<void> {
     expect(code, backfill.output().slice(-2000)).toBe(0);
     worker.signal("SIGTERM");
     expect(await worker.exited).toBe(0);
+    keepOutput(`${account}-worker`, worker.output());
     const lines = logLines(worker.output());
     const e = await compareWithTruth(database.url, account, truth);
     return { seconds: backfillSeconds(lines), exactness: e, retries: retriesByReason(lines), failedJobs: lines.filter((l) => l.msg === "job failed").length };
