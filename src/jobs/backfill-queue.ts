@@ -24,6 +24,11 @@ export class BackfillQueue {
     this.queue = new Queue<JobData["backfill"]>("backfill", { connection: redis, prefix });
   }
 
+  /** Errors of the queue's Redis connections (without a listener, BullMQ prints each one). */
+  onError(listener: (err: Error) => void): void {
+    this.queue.on("error", listener);
+  }
+
   /**
    * Adds every window; ids are deterministic, so windows already queued or done are not added
    * again. Windows that had failed (an id BullMQ keeps) are retried: rerunning the command is how

@@ -8,10 +8,11 @@ import { Redis } from "ioredis";
 import { loadAccounts } from "../config/accounts.ts";
 import { requireDatabaseUrl, requireRedisUrl, type Config } from "../config/index.ts";
 import type { Logger } from "../log/logger.ts";
+import { OutageLog } from "../log/outage-log.ts";
 import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../ops/health.ts";
 import { startOpsServer } from "../ops/http-server.ts";
 import { createMetrics } from "../ops/metrics.ts";
-import { createDb } from "../store/prisma.ts";
+import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
 import { createAccountClients } from "./account-clients.ts";
 import type { WorkerContext } from "./context.ts";
 import { instrument, type Processor } from "./instrument.ts";
@@ -19,6 +20,7 @@ import { processBackfillWindow } from "./processors/backfill.ts";
 import { processBills } from "./processors/bills.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
 import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
+import { isRedisUnavailable } from "./redis-errors.ts";
 import { reconcileSchedulers } from "./schedulers.ts";
 
 export interface RunningWorker {
@@ -37,18 +39,28 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
 
   // BullMQ needs maxRetriesPerRequest: null; the same connection serves locks and weight budgets.
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  redis.on("error", (err) => logger.warn({ err: err.message }, "redis connection error (reconnecting)"));
   // Health pings get their own client: BullMQ's (maxRetriesPerRequest: null) would queue a ping
   // forever while Redis is down instead of failing it.
   const healthRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   healthRedis.on("error", () => undefined);
   const db = createDb(databaseUrl);
+  // While Redis or PostgreSQL is down every connection retries, and every job touching it fails:
+  // one warning per outage and one line on recovery, not one line per attempt.
+  const redisOutage = new OutageLog(logger, "redis", { probe: () => healthRedis.ping() });
+  const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
+  const outageOf = (err: unknown) => (isDatabaseUnavailable(err) ? postgresOutage : isRedisUnavailable(err) ? redisOutage : undefined);
+  const onRedisError = (source: Record<string, string>) => (err: Error) => {
+    if (isRedisUnavailable(err)) redisOutage.failed(err);
+    else logger.warn({ ...source, err: err.message }, "redis error");
+  };
+  redis.on("error", onRedisError({ connection: "main" }));
   const metrics = createMetrics();
   const clients = createAccountClients(config, accounts, redis, logger, metrics);
   const forceStop = new AbortController();
   const ctx: WorkerContext = { config, db, redis, accounts: clients.runtimes, logger, metrics, forceStop: forceStop.signal };
 
   const queues = createQueues(redis, prefix);
+  for (const q of Object.values(queues)) q.on("error", onRedisError({ queue: q.name }));
   const reconciled = await reconcileSchedulers(queues, accounts, { billsMs: config.worker.billsIntervalMs, snapshotsMs: config.worker.snapshotIntervalMs });
   logger.info({ accounts: accounts.map((a) => a.name), ...reconciled }, "job schedulers reconciled");
 
@@ -59,7 +71,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   };
   const workers = QUEUE_NAMES.map(
     (name) =>
-      new Worker(name, instrument(name, processors[name] as Processor<{ account: string }>, logger, metrics) as (job: Job) => Promise<unknown>, {
+      new Worker(name, instrument(name, processors[name] as Processor<{ account: string }>, logger, metrics, outageOf) as (job: Job) => Promise<unknown>, {
         connection: redis,
         prefix,
         // Jobs of different accounts run side by side; one account's bills never do (its lock).
@@ -71,7 +83,12 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
         maxStalledCount: 5,
       }),
   );
-  for (const w of workers) w.on("error", (err) => logger.warn({ queue: w.name, err: err.message }, "worker error"));
+  for (const w of workers) {
+    w.on("error", (err) => {
+      if (isRedisUnavailable(err)) redisOutage.failed(err);
+      else logger.warn({ queue: w.name, err: err.message }, "worker error");
+    });
+  }
 
   const ops = await startOpsServer({
     port: config.worker.metricsPort,
@@ -112,6 +129,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
       }, config.worker.shutdownTimeoutMs);
       await closing;
       clearTimeout(timer);
+      redisOutage.close();
+      postgresOutage.close();
       await clients.close();
       await closeQueues(queues);
       await redis.quit().catch(() => redis.disconnect());

@@ -8,6 +8,8 @@ export class FaultInjector {
   private readonly rng: Prng;
   private rate = 0;
   private kinds: FaultKind[] = [...ALL_FAULT_KINDS];
+  private order: "random" | "cycle" = "random";
+  private next = 0;
 
   constructor(seed: number, config: FaultConfig | undefined) {
     this.rng = new Prng(seed, "faults");
@@ -19,15 +21,22 @@ export class FaultInjector {
     const kinds = config.kinds ?? [...ALL_FAULT_KINDS];
     for (const k of kinds) if (!ALL_FAULT_KINDS.includes(k)) throw new Error(`sandbox: unknown fault kind ${JSON.stringify(k)}`);
     if (kinds.length === 0 && config.rate > 0) throw new Error("sandbox: fault kinds must not be empty");
+    const order = config.order ?? "random";
+    if (order !== "random" && order !== "cycle") throw new Error(`sandbox: fault order must be "random" or "cycle", got ${JSON.stringify(order)}`);
     this.rate = config.rate;
     this.kinds = [...kinds];
+    this.order = order;
+    this.next = 0;
   }
 
   /** The fault for this request, or null for normal handling. */
   decide(): FaultKind | null {
     if (this.rate <= 0) return null;
     if (!this.rng.chance(this.rate)) return null;
-    return this.rng.pick(this.kinds);
+    if (this.order === "random") return this.rng.pick(this.kinds);
+    const kind = this.kinds[this.next % this.kinds.length]!;
+    this.next++;
+    return kind;
   }
 }
 

@@ -19,7 +19,7 @@ const ORDERINGS = ["asc", "desc", "newest-shuffled"];
 const ACCOUNT_EVOLUTIONS = ["per-request", "manual"];
 
 function emptyStats(): SandboxStats {
-  return { requests: 0, byStatus: {}, faultsInjected: 0, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0 };
+  return { requests: 0, byStatus: {}, faultsInjected: 0, faultsByKind: {}, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0 };
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -92,7 +92,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (call.path === BILLS_PATH) stats.billsRequests++;
     else if (call.path === ACCOUNT_PATH) stats.accountRequests++;
     const fault = faults.decide();
-    if (fault !== null) stats.faultsInjected++;
+    if (fault !== null) {
+      stats.faultsInjected++;
+      stats.faultsByKind[fault] = (stats.faultsByKind[fault] ?? 0) + 1;
+    }
     switch (fault) {
       case null:
         return send(res, call, started, handle(ctx, call, true), null);
@@ -175,7 +178,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     accountState: (coinId) => ctx.accounts.state(coinId),
     mutateAccount: (coinId, change) => ctx.accounts.mutate(coinId, change),
     evolveAccount: (coinId) => ctx.accounts.evolve(coinId),
-    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid }),
+    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, faultsByKind: { ...stats.faultsByKind }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid }),
     resetStats: () => {
       stats = emptyStats();
       limiter.resetStats();

@@ -43,6 +43,9 @@ export const DEFAULT_SANDBOX_CREDENTIALS: SandboxCredentials = Object.freeze({
 export interface FaultConfig {
   rate: number;
   kinds?: FaultKind[];
+  /** Which kind a faulted request gets: a seeded random pick (default), or each kind in turn
+   *  ("cycle": any `kinds.length` consecutive faults cover every kind). */
+  order?: "random" | "cycle";
 }
 
 export interface WeightLimits {
@@ -96,6 +99,8 @@ export interface SandboxStats {
   requests: number;
   byStatus: Record<string, number>;
   faultsInjected: number;
+  /** Injected faults by kind (kinds never injected are absent). */
+  faultsByKind: Partial<Record<FaultKind, number>>;
   rateLimited: number;
   billsRequests: number;
   accountRequests: number;

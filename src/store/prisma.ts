@@ -23,3 +23,28 @@ export function createDb(databaseUrl: string): Db {
 export function directPool(db: Db): pg.Pool | undefined {
   return pools.get(db);
 }
+
+// PostgreSQL error classes that mean the server cannot be used right now: 08 connection
+// exceptions, 57P01-57P03 (admin/crash shutdown, cannot connect now: starting or stopping).
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+const UNAVAILABLE_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout"]);
+// P1001 can't reach, P1002 timed out, P1017 server closed the connection.
+const UNAVAILABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1017"]);
+
+/**
+ * True when `err` (from the Prisma client on adapter-pg) means PostgreSQL is unreachable or
+ * restarting, rather than that the statement itself failed: a retry later can succeed.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const e = err as Error & { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } } };
+  if (typeof e.code === "string" && UNAVAILABLE_PRISMA_CODES.has(e.code)) return true;
+  const cause = e.meta?.driverAdapterError?.cause;
+  if (cause) {
+    if (typeof cause.kind === "string" && UNAVAILABLE_KINDS.has(cause.kind)) return true;
+    const sqlstate = cause.originalCode ?? cause.code;
+    if (typeof sqlstate === "string" && UNAVAILABLE_SQLSTATE.test(sqlstate)) return true;
+  }
+  // pg's own errors when a connection dies under a query (passed through unwrapped).
+  return /Connection terminated unexpectedly|Can't reach database server|Connection terminated due to connection timeout|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/.test(e.message);
+}

@@ -1,6 +1,6 @@
 // Injected faults: each kind observable, seeded, counted, and free of weight.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox, type FaultKind, type Sandbox } from "../../src/sandbox/index.ts";
+import { ALL_FAULT_KINDS, startSandbox, type FaultKind, type Sandbox } from "../../src/sandbox/index.ts";
 import { call, FIXED_END, FIXED_START } from "./helpers.ts";
 
 let sb: Sandbox;
@@ -62,6 +62,7 @@ describe("faults", () => {
 
     const st = sb.stats();
     expect(st.faultsInjected).toBe(9);
+    expect(st.faultsByKind).toEqual(Object.fromEntries(ALL_FAULT_KINDS.map((k) => [k, 1])));
     expect(st.byStatus.reset).toBe(1);
     expect(st.rateLimited).toBe(0); // injected 429s are faults, not limiter refusals
     // Only the normal request and the stalled one (answered normally) were charged.
@@ -94,7 +95,24 @@ describe("faults", () => {
     expect(rate).toBeLessThan(0.42);
   });
 
+  it("cycle order: each kind in turn, so any kinds.length consecutive faults cover them all", async () => {
+    const kinds: FaultKind[] = ["500-html", "wrong-content-type", "429"];
+    const s = await startSandbox({ seed: 3, billCount: 100, startMs: FIXED_START, endMs: FIXED_END, limits: null, faults: { rate: 1, kinds, order: "cycle" } });
+    try {
+      const statuses: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        const r = await call(s, { body });
+        statuses.push(`${r.status} ${String(r.headers["content-type"]).split(";")[0]}`);
+      }
+      expect(statuses).toEqual(["500 text/html", "200 text/html", "429 application/json", "500 text/html", "200 text/html", "429 application/json", "500 text/html"]);
+      expect(s.stats().faultsByKind).toEqual({ "500-html": 3, "wrong-content-type": 2, "429": 2 });
+    } finally {
+      await s.close();
+    }
+  });
+
   it("rejects bad fault settings", () => {
+    expect(() => sb.setFaults({ rate: 0.5, order: "sometimes" as "cycle" })).toThrow(/order/);
     expect(() => sb.setFaults({ rate: 2 })).toThrow(/rate/);
     expect(() => sb.setFaults({ rate: 0.5, kinds: ["nope" as FaultKind] })).toThrow(/kind/);
   });

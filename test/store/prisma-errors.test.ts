@@ -1,0 +1,38 @@
+// isDatabaseUnavailable on real errors of the Prisma client (adapter-pg): a server that is not
+// there is "unavailable"; a statement that fails on its own is not.
+import { describe, expect, it } from "vitest";
+import { createDb, isDatabaseUnavailable } from "../../src/store/prisma.ts";
+import { freePort } from "../support/processes.ts";
+import { createTestDatabase } from "../support/database.ts";
+
+describe("isDatabaseUnavailable", () => {
+  it("is true for a server that does not answer", async () => {
+    const db = createDb(`postgresql://postgres@127.0.0.1:${await freePort()}/postgres`);
+    try {
+      const err = await db.$queryRawUnsafe("SELECT 1").catch((e: unknown) => e);
+      expect(isDatabaseUnavailable(err)).toBe(true);
+    } finally {
+      await db.$disconnect();
+    }
+  });
+
+  it("is false for a failing statement, and true for a connection its server terminates", async () => {
+    const database = await createTestDatabase();
+    const db = createDb(database.url);
+    const admin = createDb(database.url);
+    try {
+      expect(isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT no_such_column FROM pg_class").catch((e: unknown) => e))).toBe(false);
+      expect(isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT 1/0").catch((e: unknown) => e))).toBe(false);
+      expect(isDatabaseUnavailable(new Error("something else"))).toBe(false);
+      // 57P01, as in a server restart: terminate the backend running our statement.
+      const running = db.$queryRawUnsafe("SELECT pg_sleep(10)").catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 300));
+      await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
+      expect(isDatabaseUnavailable(await running)).toBe(true);
+    } finally {
+      await db.$disconnect();
+      await admin.$disconnect();
+      await database.drop();
+    }
+  });
+});
