@@ -29,6 +29,7 @@ export function directPool(db: Db): pg.Pool | undefined {
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
 const UNAVAILABLE_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout"]);
 // P1001 can't reach, P1002 timed out, P1017 server closed the connection.
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ECONNABORTED"]);
 const UNAVAILABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1017"]);
 
 /**
@@ -39,6 +40,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const e = err as Error & { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } } };
   if (typeof e.code === "string" && UNAVAILABLE_PRISMA_CODES.has(e.code)) return true;
+  // From pg directly (the bills write uses the pool, see directPool): its DatabaseError carries the
+  // SQLSTATE in `code`, and a refused or reset socket the system error code.
+  if (typeof e.code === "string" && (UNAVAILABLE_SQLSTATE.test(e.code) || NETWORK_CODES.has(e.code))) return true;
   const cause = e.meta?.driverAdapterError?.cause;
   if (cause) {
     if (typeof cause.kind === "string" && UNAVAILABLE_KINDS.has(cause.kind)) return true;

@@ -1,7 +1,7 @@
 // isDatabaseUnavailable on real errors of the Prisma client (adapter-pg): a server that is not
 // there is "unavailable"; a statement that fails on its own is not.
 import { describe, expect, it } from "vitest";
-import { createDb, isDatabaseUnavailable } from "../../src/store/prisma.ts";
+import { createDb, directPool, isDatabaseUnavailable } from "../../src/store/prisma.ts";
 import { freePort } from "../support/processes.ts";
 import { createTestDatabase } from "../support/database.ts";
 
@@ -26,6 +26,30 @@ describe("isDatabaseUnavailable", () => {
       expect(isDatabaseUnavailable(new Error("something else"))).toBe(false);
       // 57P01, as in a server restart: terminate the backend running our statement.
       const running = db.$queryRawUnsafe("SELECT pg_sleep(10)").catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 300));
+      await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
+      expect(isDatabaseUnavailable(await running)).toBe(true);
+    } finally {
+      await db.$disconnect();
+      await admin.$disconnect();
+      await database.drop();
+    }
+  });
+
+  it("classifies errors of the pg pool the bills write uses directly the same way", async () => {
+    const gone = createDb(`postgresql://postgres@127.0.0.1:${await freePort()}/postgres`);
+    try {
+      expect(isDatabaseUnavailable(await directPool(gone)!.query("SELECT 1").catch((e: unknown) => e))).toBe(true);
+    } finally {
+      await gone.$disconnect();
+    }
+    const database = await createTestDatabase();
+    const db = createDb(database.url);
+    const admin = createDb(database.url);
+    try {
+      const pool = directPool(db)!;
+      expect(isDatabaseUnavailable(await pool.query("SELECT 1/0").catch((e: unknown) => e))).toBe(false);
+      const running = pool.query("SELECT pg_sleep(10)").catch((e: unknown) => e);
       await new Promise((r) => setTimeout(r, 300));
       await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
       expect(isDatabaseUnavailable(await running)).toBe(true);
