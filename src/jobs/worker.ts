@@ -67,7 +67,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const processors: { [Q in QueueName]: Processor<JobData[Q]> } = {
     bills: (job) => processBills(ctx, job),
     snapshots: (job) => processSnapshots(ctx, job),
-    backfill: (job, token) => processBackfillWindow(ctx, job, token),
+    backfill: (job, token) => processBackfillWindow(ctx, job, token, queues.backfill),
   };
   const workers = QUEUE_NAMES.map(
     (name) =>
