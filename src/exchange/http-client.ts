@@ -4,7 +4,7 @@ import { Agent, request, type Dispatcher } from "undici";
 import type { Logger } from "pino";
 import type { ExchangeCredentials } from "../config/index.ts";
 import { ExchangeApiError, ExchangeUnavailableError, MalformedResponseError } from "./errors.ts";
-import { parseLossless, type JsonValue } from "./lossless-json.ts";
+import { isLosslessNumber, parseLossless, type JsonValue } from "./lossless-json.ts";
 import { decodeResponseText } from "./response-text.ts";
 import { backoffDelay, DEFAULT_BACKOFF, isPermanentExchangeCode, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
 import { sign } from "./sign.ts";
@@ -121,18 +121,21 @@ export class ExchangeClient {
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
     if (status === 429) return { ok: false, reason: "HTTP 429 too many requests", retryAfterMs, rateLimited: true };
     if (status >= 500 && status !== 521) return { ok: false, reason: `HTTP ${status}: ${snippet(text)}`, retryAfterMs };
-    const error = readExchangeError(text);
+    // One parse serves both the error check and the payload (a page is parsed once, not twice).
+    let json: JsonValue | undefined;
+    let parseError: Error | undefined;
+    try {
+      json = parseLossless(text);
+    } catch (err) {
+      parseError = err as Error;
+    }
+    const error = exchangeErrorOf(json);
     if (status >= 400) throw new ExchangeApiError(c.endpoint, status, error?.code, error?.msg ?? snippet(text));
     // Some gateways answer 200 with an error body; a permanent code there is as final as a 4xx.
     if (error && isPermanentExchangeCode(error.code)) throw new ExchangeApiError(c.endpoint, status, error.code, error.msg);
     const contentType = String(res.headers["content-type"] ?? "");
     if (!contentType.includes("json")) return { ok: false, reason: `HTTP ${status} with content-type "${contentType}" instead of JSON: ${snippet(text)}` };
-    let json: JsonValue;
-    try {
-      json = parseLossless(text);
-    } catch (err) {
-      return { ok: false, reason: `response is not valid JSON (${(err as Error).message}): ${snippet(text)}` };
-    }
+    if (json === undefined) return { ok: false, reason: `response is not valid JSON (${parseError?.message ?? "empty"}): ${snippet(text)}` };
     try {
       return { ok: true, value: c.parse(json, text, info) };
     } catch (err) {
@@ -143,14 +146,10 @@ export class ExchangeClient {
 }
 
 /** {code, msg} of an exchange error body, when the text is one. */
-function readExchangeError(text: string): { code: string; msg: string } | undefined {
-  try {
-    const json = parseLossless(text);
-    if (json && typeof json === "object" && !Array.isArray(json) && "code" in json && "msg" in json && !("items" in json)) {
-      return { code: String(json.code ?? ""), msg: String(json.msg ?? "") };
-    }
-  } catch {
-    // not JSON: the caller falls back to a text snippet
+/** The exchange's error envelope ({code, msg}, no items), if that is what the body is. */
+function exchangeErrorOf(json: JsonValue | undefined): { code: string; msg: string } | undefined {
+  if (json && typeof json === "object" && !Array.isArray(json) && !isLosslessNumber(json) && "code" in json && "msg" in json && !("items" in json)) {
+    return { code: String(json.code ?? ""), msg: String(json.msg ?? "") };
   }
   return undefined;
 }
