@@ -78,8 +78,9 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
         concurrency: Math.max(1, accounts.length),
         // A job whose process died is taken over after the lock lapses (BullMQ stalled-job recovery).
         lockDuration: config.worker.jobLockDurationMs,
-        // Look for stalled jobs as often as a lock can lapse, so takeover is not 30 s late.
-        stalledInterval: config.worker.jobLockDurationMs,
+        // Look for stalled jobs twice per lock duration: a dead process's job is taken over between
+        // 1 and 1.5 lock durations after its last renewal (with a check once per duration, up to 2).
+        stalledInterval: Math.max(1000, Math.floor(config.worker.jobLockDurationMs / 2)),
         maxStalledCount: 5,
       }),
   );
