@@ -1,6 +1,8 @@
 // verify for one account: every check, one report. Read-only, so an auditor can run it with the
 // read-only role (grant-readonly).
+import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
+import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "./balance-continuity.ts";
 import { checkCollateral } from "./collateral-checks.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
@@ -31,11 +33,10 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
   const continuity = await checkBalanceContinuity(db, { account: o.account, fromMs: o.fromMs, toMs: o.toMs, rules: o.rules });
   const checks: CheckResult[] = continuity.map(continuityCheck);
   if (continuity.length === 0) checks.push({ check: "balance-continuity", subject: "account", status: "skipped", summary: "no bills in the range" });
-  const [cursor] = await db.$queryRawUnsafe<{ ms: string }[]>("SELECT cursor_ms::text AS ms FROM sync_state WHERE account_name = $1 AND stream = 'bills'", o.account);
   const collateral = await checkCollateral(db, {
     account: o.account,
     coinNames: o.coinNames,
-    billsCursorMs: cursor ? Number(cursor.ms) : undefined,
+    billsCursorMs: await readCursor(db, o.account, BILLS_STREAM),
     toMs: o.toMs,
     cumFromMs: o.cumFromMs,
   });
