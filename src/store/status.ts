@@ -15,6 +15,8 @@ export interface VerifyStatus {
   lastRunAt: Date | null;
   outcome: "pass" | "fail" | null;
   failures: number;
+  /** Checks that passed in the last run. */
+  passing: number;
   /** "check subject: summary" of each failing or inconclusive check. */
   failing: string[];
 }
@@ -38,19 +40,29 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
     if (r.stream.startsWith("bills-backfill:")) backfillWindows[r.account_name] = (backfillWindows[r.account_name] ?? 0) + 1;
     else streams.push({ account: r.account_name, stream: r.stream, cursorMs: Number(r.cursor_ms), lastSuccess: r.updated_at });
   }
-  const verify = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: { check: string; subject: string; status: string; summary: string }[] } | null }[]>(
-    "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state ORDER BY account_name",
-  );
   return {
     streams,
     backfillWindows,
     quarantined: Object.fromEntries(quarantine.map((q) => [q.account_name, q.n])),
-    verify: verify.map((v) => ({
+    verify: await readVerifyStatus(db),
+  };
+}
+
+/** The worker's last verify of each account (or of one). */
+export async function readVerifyStatus(db: Db, account?: string): Promise<VerifyStatus[]> {
+  const rows = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: { check: string; subject: string; status: string; summary: string }[] } | null }[]>(
+    "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state WHERE $1::text IS NULL OR account_name = $1 ORDER BY account_name",
+    account ?? null,
+  );
+  return rows.map((v) => {
+    const checks = v.report?.checks ?? [];
+    return {
       account: v.account_name,
       lastRunAt: v.last_run_at,
       outcome: v.outcome,
       failures: v.failures,
-      failing: (v.report?.checks ?? []).filter((c) => c.status === "fail" || c.status === "inconclusive").map((c) => `${c.check} ${c.subject}: ${c.summary}`),
-    })),
-  };
+      passing: checks.filter((c) => c.status === "pass").length,
+      failing: checks.filter((c) => c.status === "fail" || c.status === "inconclusive").map((c) => `${c.check} ${c.subject}: ${c.summary}`),
+    };
+  });
 }

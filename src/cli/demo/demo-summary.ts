@@ -2,6 +2,7 @@
 import type { Sandbox } from "../../sandbox/index.ts";
 import { summariseBills } from "../../store/bills-summary.ts";
 import type { Db } from "../../store/prisma.ts";
+import { readVerifyStatus } from "../../store/status.ts";
 
 export async function printDemoSummary(out: (line?: string) => void, db: Db, account: string, sandbox: Sandbox | undefined, psqlUrl: string): Promise<boolean> {
   const summary = await summariseBills(db, account);
@@ -18,14 +19,10 @@ export async function printDemoSummary(out: (line?: string) => void, db: Db, acc
     match = summary.total === truth;
     out(`verify: sandbox truth ${truth} bills, database ${summary.total} bills: ${match ? "match" : "MISMATCH"}`);
   }
-  const [v] = await db.$queryRawUnsafe<{ outcome: string | null; failures: number; report: { checks?: { check: string; subject: string; status: string; summary: string }[] } | null }[]>(
-    "SELECT outcome, failures, report FROM verify_state WHERE account_name = $1",
-    account,
-  );
+  const [v] = await readVerifyStatus(db, account);
   if (v?.outcome) {
-    const checks = v.report?.checks ?? [];
-    out(`worker's incremental verify: ${v.outcome === "pass" ? `pass (${checks.filter((c) => c.status === "pass").length} checks)` : `FAIL, ${v.failures} failure(s)`}; full report: ledger-sync verify`);
-    for (const c of checks.filter((c) => c.status === "fail" || c.status === "inconclusive")) out(`  ${c.check} ${c.subject}: ${c.summary}`);
+    out(`worker's incremental verify: ${v.outcome === "pass" ? `pass (${v.passing} checks)` : `FAIL, ${v.failures} failure(s)`}; full report: ledger-sync verify`);
+    for (const f of v.failing) out(`  ${f}`);
   }
   out();
   out(`explore: psql ${psqlUrl} -c 'SELECT * FROM bills ORDER BY created_at DESC LIMIT 20'`);
