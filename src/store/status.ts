@@ -1,5 +1,6 @@
 // What `ledger-sync status` reports from PostgreSQL: per account and stream, the bookmark and when
 // it last moved, and quarantined counts. (Failed jobs come from the queues.)
+import { describeCheck, isFailing, type CheckResult } from "../verify/report.ts";
 import type { Db } from "./prisma.ts";
 
 export interface StreamStatus {
@@ -50,7 +51,7 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
 
 /** The worker's last verify of each account (or of one). */
 export async function readVerifyStatus(db: Db, account?: string): Promise<VerifyStatus[]> {
-  const rows = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: { check: string; subject: string; status: string; summary: string }[] } | null }[]>(
+  const rows = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: CheckResult[] } | null }[]>(
     "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state WHERE $1::text IS NULL OR account_name = $1 ORDER BY account_name",
     account ?? null,
   );
@@ -62,7 +63,7 @@ export async function readVerifyStatus(db: Db, account?: string): Promise<Verify
       outcome: v.outcome,
       failures: v.failures,
       passing: checks.filter((c) => c.status === "pass").length,
-      failing: checks.filter((c) => c.status === "fail" || c.status === "inconclusive").map((c) => `${c.check} ${c.subject}: ${c.summary}`),
+      failing: checks.filter(isFailing).map(describeCheck),
     };
   });
 }

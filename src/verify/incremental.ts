@@ -24,6 +24,8 @@ export interface IncrementalOutcome {
   nextFromMs: number;
   /** False when a bills write raced with this run: the next run redoes the range. */
   advanced: boolean;
+  /** Records in quarantine for the account. */
+  quarantined: number;
 }
 
 interface State {
@@ -37,7 +39,7 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
   await db.$executeRawUnsafe("INSERT INTO verify_state (account_name, check_from_ms) VALUES ($1, 0) ON CONFLICT DO NOTHING", o.account);
   const [state] = await db.$queryRawUnsafe<State[]>("SELECT check_from_ms::text, write_seq::text, rules, cum_from FROM verify_state WHERE account_name = $1", o.account);
   const fromMs = Number(state!.check_from_ms);
-  const { report, continuity, cumPassedAtMs } = await verifyAccount(db, {
+  const { report, continuity, cumPassedAtMs, quarantined } = await verifyAccount(db, {
     account: o.account,
     fromMs,
     coinNames: o.coinNames,
@@ -83,5 +85,5 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
       JSON.stringify(report),
     );
   }
-  return { report, checkedFromMs: fromMs, nextFromMs: advanced ? nextFromMs : fromMs, advanced };
+  return { report, checkedFromMs: fromMs, nextFromMs: advanced ? nextFromMs : fromMs, advanced, quarantined };
 }

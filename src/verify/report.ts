@@ -14,6 +14,12 @@ export interface CheckResult {
   details?: unknown;
 }
 
+/** Failed, or could not be proven: what status and the logs list. */
+export const isFailing = (c: Pick<CheckResult, "status">): boolean => c.status === "fail" || c.status === "inconclusive";
+
+/** "check subject: summary", the one-line form of a check. */
+export const describeCheck = (c: Pick<CheckResult, "check" | "subject" | "summary">): string => `${c.check} ${c.subject}: ${c.summary}`;
+
 export interface AccountReport {
   account: string;
   ok: boolean;
@@ -41,8 +47,7 @@ export const CHECKS = ["balance-continuity", "balance-vs-collateral", "cum-vs-bi
 export function failuresByCheck(report: AccountReport): Record<string, number> {
   const out: Record<string, number> = Object.fromEntries(CHECKS.map((c) => [c, 0]));
   for (const c of report.checks) {
-    if (c.status === "fail") out[c.check] = (out[c.check] ?? 0) + Math.max(1, breakCount(c));
-    else if (c.status === "inconclusive") out[c.check] = (out[c.check] ?? 0) + 1;
+    if (isFailing(c)) out[c.check] = (out[c.check] ?? 0) + (c.status === "fail" ? Math.max(1, breakCount(c)) : 1);
   }
   return out;
 }

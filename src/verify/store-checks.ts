@@ -4,22 +4,24 @@ import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
 import type { Db } from "../store/prisma.ts";
 import type { CheckResult } from "./report.ts";
 
-export async function checkQuarantine(db: Db, account: string): Promise<CheckResult> {
+/** The check, and the count it read (the worker's quarantined_records gauge reuses it). */
+export async function checkQuarantine(db: Db, account: string): Promise<{ check: CheckResult; total: number }> {
   const rows = await db.$queryRawUnsafe<{ stream: string; reason: string; n: number; first_seen: Date }[]>(
     `SELECT stream, reason, count(*)::int AS n, min(first_seen_at) AS first_seen FROM quarantine WHERE account_name = $1
      GROUP BY stream, reason ORDER BY count(*) DESC, reason`,
     account,
   );
   const total = rows.reduce((n, r) => n + r.n, 0);
-  if (total === 0) return { check: "quarantine", subject: "account", status: "pass", summary: "quarantine is empty" };
+  if (total === 0) return { total, check: { check: "quarantine", subject: "account", status: "pass", summary: "quarantine is empty" } };
   const top = rows.slice(0, 3).map((r) => `${r.n} ${r.stream}: ${r.reason}`);
-  return {
+  const check: CheckResult = {
     check: "quarantine",
     subject: "account",
     status: "fail",
     summary: `${total} record(s) the exchange sent could not be stored (${top.join("; ")}${rows.length > 3 ? "; ..." : ""}): see the quarantine table`,
     details: { total, byReason: rows.map((r) => ({ stream: r.stream, reason: r.reason, count: r.n, firstSeenAt: r.first_seen.toISOString() })) },
   };
+  return { check, total };
 }
 
 export interface CursorLagOptions {

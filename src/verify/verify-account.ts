@@ -27,6 +27,8 @@ export interface VerifyOutcome {
   continuity: CoinContinuity[];
   /** Per coin id: the snapshot instant each passing cum check reached. */
   cumPassedAtMs: Record<string, number>;
+  /** Records in quarantine for the account. */
+  quarantined: number;
 }
 
 export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOutcome> {
@@ -41,9 +43,10 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
     cumFromMs: o.cumFromMs,
   });
   checks.push(...collateral.checks);
-  checks.push(await checkQuarantine(db, o.account));
+  const quarantine = await checkQuarantine(db, o.account);
+  checks.push(quarantine.check);
   checks.push(await checkCursorLag(db, { account: o.account, lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }));
-  return { report: accountReport(o.account, checks), continuity, cumPassedAtMs: collateral.cumPassedAtMs };
+  return { report: accountReport(o.account, checks), continuity, cumPassedAtMs: collateral.cumPassedAtMs, quarantined: quarantine.total };
 }
 
 function continuityCheck(c: CoinContinuity): CheckResult {

@@ -2,7 +2,7 @@
 import type { Job } from "bullmq";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
-import { failuresByCheck } from "../../verify/report.ts";
+import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
 import { billsLock, type WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
@@ -26,8 +26,9 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.billRevisions(rt.account.name, s.revised);
     ctx.metrics.syncLag(rt.account.name, "bills", Math.max(0, (Date.now() - s.toMs) / 1000));
     ctx.metrics.success(rt.account.name, "bills", new Date());
-    ctx.metrics.quarantined(rt.account.name, await ctx.db.quarantine.count({ where: { accountName: rt.account.name } }));
     const verified = await verifyAfterSync(ctx, rt.account.name);
+    // The verify counted the quarantine already; count here only when it could not run.
+    ctx.metrics.quarantined(rt.account.name, verified.quarantined ?? (await ctx.db.quarantine.count({ where: { accountName: rt.account.name } })));
     return { fromMs: s.fromMs, toMs: s.toMs, requests: s.requests, fetched: s.billsFetched, inserted: s.inserted, revised: s.revised, quarantined: s.quarantined, unverifiedMilliseconds: s.unverifiedMilliseconds, verify: verified };
   } finally {
     await lease.release();
@@ -39,15 +40,15 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
  * published (metrics, verify_state for `status`), not thrown: a break in the books is not a reason
  * to stop syncing them. A verify that cannot run is logged and retried after the next sync.
  */
-async function verifyAfterSync(ctx: WorkerContext, account: string): Promise<Record<string, unknown>> {
+async function verifyAfterSync(ctx: WorkerContext, account: string): Promise<{ ok: boolean; failures?: number; fromMs?: number; quarantined?: number; error?: string }> {
   const logger = ctx.logger.child({ account, stream: "verify" });
   try {
     const v = await verifyIncrementally(ctx.db, { account, coinNames: ctx.config.coinNames, lookbackMs: ctx.config.lookbackMs });
     ctx.metrics.verified(account, failuresByCheck(v.report));
-    const failing = v.report.checks.filter((c) => c.status === "fail" || c.status === "inconclusive");
-    if (failing.length > 0) logger.warn({ failures: v.report.failures, checks: failing.map((c) => `${c.check} ${c.subject}: ${c.summary}`) }, "verify found problems in the stored books");
+    const failing = v.report.checks.filter(isFailing);
+    if (failing.length > 0) logger.warn({ failures: v.report.failures, checks: failing.map(describeCheck) }, "verify found problems in the stored books");
     else logger.debug({ fromMs: v.checkedFromMs, nextFromMs: v.nextFromMs }, "verify passed");
-    return { ok: v.report.ok, failures: v.report.failures, fromMs: v.checkedFromMs };
+    return { ok: v.report.ok, failures: v.report.failures, fromMs: v.checkedFromMs, quarantined: v.quarantined };
   } catch (err) {
     logger.error({ err }, "verify could not run");
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
