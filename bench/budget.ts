@@ -4,7 +4,7 @@
 // (every page full), each costing its weight against the budget.
 import { BILLS_MAX_LIMIT } from "../src/exchange/bills-endpoint.ts";
 import { ENDPOINT_WEIGHTS } from "../src/exchange/weights.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
+import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
 import { benchDatabase } from "./postgres.ts";
@@ -49,10 +49,7 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
     const sandbox = await startSandboxProcess({ seed: 11, billCount: o.bills, startMs, endMs, limits }, scope);
     const env = {
       DATABASE_URL: database.url,
-      EXCHANGE_BASE_URL: sandbox.url,
-      EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-      EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-      EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+      ...sandboxExchangeEnv(sandbox.url),
       ACCOUNT_NAME: "budget",
       BACKFILL_FROM: String(startMs),
       RATE_LIMIT_IP_WEIGHT: String(o.weight),

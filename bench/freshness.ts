@@ -2,7 +2,7 @@
 // sandbox at random moments, and for each the time until it is in PostgreSQL is measured.
 import pg from "pg";
 import { freePort } from "../src/cli/demo/free-port.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
+import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
 import { benchDatabase } from "./postgres.ts";
@@ -42,10 +42,7 @@ export async function freshness(o: FreshnessOptions): Promise<FreshnessResult> {
         DATABASE_URL: database.url,
         REDIS_URL: redis.url,
         QUEUE_PREFIX: redis.prefix,
-        EXCHANGE_BASE_URL: sandbox.url,
-        EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-        EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-        EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+        ...sandboxExchangeEnv(sandbox.url),
         ACCOUNT_NAME: "fresh",
         BACKFILL_FROM: String(startMs),
         BILLS_INTERVAL_MS: String(o.intervalMs),

@@ -2,7 +2,7 @@
 // process; this process samples the child's resident set (VmRSS) every 100 ms and follows the
 // progress in the database, to show the peak and whether memory grows as the history does.
 import pg from "pg";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
+import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
 import { HISTORY_FROM_MS, HISTORY_TO_MS } from "./ingest-vs-copy.ts";
@@ -33,10 +33,7 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     scope.add("close the progress connection", () => progressDb.end());
     const env = {
       DATABASE_URL: database.url,
-      EXCHANGE_BASE_URL: sandbox.url,
-      EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-      EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-      EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+      ...sandboxExchangeEnv(sandbox.url),
       ACCOUNT_NAME: "memory",
       // Limits off on both sides: the fastest backfill allocates the fastest.
       RATE_LIMIT_IP_WEIGHT: "1000000000",

@@ -1,6 +1,7 @@
 // Public surface of the sandbox exchange (see README.md).
 export { startSandbox } from "./server.ts";
 export { DEFAULT_SANDBOX_CREDENTIALS, ALL_FAULT_KINDS, BUSINESS_TYPES } from "./types.ts";
+export { sandboxExchangeEnv } from "./client-env.ts";
 export type {
   AccountEvolution,
   FaultKind,

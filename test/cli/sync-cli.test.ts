@@ -1,7 +1,7 @@
 // `ledger-sync migrate` and `ledger-sync sync --once` as a user runs them: real subprocess, real
 // PostgreSQL, the sandbox exchange over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
+import { DEFAULT_SANDBOX_CREDENTIALS, sandboxExchangeEnv, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { createDb } from "../../src/store/prisma.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -16,10 +16,7 @@ beforeAll(async () => {
   sandbox = await startSandbox({ seed: 21, billCount: 1200, accountEvolution: "manual" });
   env = {
     DATABASE_URL: database.url,
-    EXCHANGE_BASE_URL: sandbox.url,
-    EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-    EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-    EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+    ...sandboxExchangeEnv(sandbox.url),
     ACCOUNT_NAME: "cli",
     BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
   };

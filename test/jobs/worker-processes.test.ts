@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateDeploy } from "../../src/store/migrate/index.ts";
 import { createDb, type Db } from "../../src/store/prisma.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox, type SandboxCredentials } from "../../src/sandbox/index.ts";
+import { DEFAULT_SANDBOX_CREDENTIALS, sandboxExchangeEnv, startSandbox, type Sandbox, type SandboxCredentials } from "../../src/sandbox/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { freePort, startCli, waitFor } from "../support/processes.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
@@ -29,12 +29,7 @@ afterAll(async () => {
 const count = async (account: string) => (await db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1", account))[0]!.n;
 
 /** The single-account variables for the sandbox's default credentials. */
-const sandboxAccount = (name: string) => ({
-  EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-  EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-  EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
-  ACCOUNT_NAME: name,
-});
+const sandboxAccount = (name: string) => ({ ...sandboxExchangeEnv(), ACCOUNT_NAME: name });
 
 function baseEnv(sandbox: Sandbox, extra: Record<string, string>): Record<string, string> {
   return {

@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bill } from "../../src/exchange/bill-item.ts";
 import type { ExchangeClient } from "../../src/exchange/http-client.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
+import { sandboxExchangeEnv, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { syncAccountBills } from "../../src/streams/bills/index.ts";
 import { syncAccountSnapshots } from "../../src/streams/snapshots/index.ts";
@@ -206,10 +206,7 @@ describe("ledger-sync verify --repair", () => {
   it("re-fetches the windows around each break: a deleted bill comes back, an altered one is corrected (old content kept)", async () => {
     const env = {
       DATABASE_URL: t.url,
-      EXCHANGE_BASE_URL: sandbox.url,
-      EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-      EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-      EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+      ...sandboxExchangeEnv(sandbox.url),
       ACCOUNT_NAME: ACCOUNT,
       COIN_NAMES: "2=USDT,1=USDC",
       SYNC_LOOKBACK_MS: String(LOOKBACK),

@@ -6,7 +6,7 @@
 import { loadAccounts } from "../../config/accounts.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger } from "../../log/logger.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../sandbox/index.ts";
+import { sandboxExchangeEnv, startSandbox, type Sandbox } from "../../sandbox/index.ts";
 import { startEmbeddedPostgres } from "../../store/embedded-postgres.ts";
 import { migrateDeploy } from "../../store/migrate/index.ts";
 import { createDb } from "../../store/prisma.ts";
@@ -70,10 +70,7 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
       REDIS_URL: redisUrl,
       ...(sandbox
         ? {
-            EXCHANGE_BASE_URL: sandbox.url,
-            EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-            EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-            EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+            ...sandboxExchangeEnv(sandbox.url),
             SYNC_COIN_IDS: base.coinIds.length ? base.coinIds.join(",") : "2,1",
             // The sandbox's coin ids (src/sandbox/catalog.ts), so the worker's verify can cross-check collateral.
             COIN_NAMES: process.env.COIN_NAMES ?? "2=USDT,1=USDC",

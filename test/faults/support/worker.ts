@@ -1,6 +1,6 @@
 // Worker and backfill processes for the fault scenarios: the real `ledger-sync worker` and
 // `ledger-sync backfill` executables against the sandbox exchange, as an operator runs them.
-import { DEFAULT_SANDBOX_CREDENTIALS } from "../../../src/sandbox/index.ts";
+import { sandboxExchangeEnv } from "../../../src/sandbox/index.ts";
 import { freePort, startCli, type Proc } from "../../support/processes.ts";
 
 export interface WorkerEnvOptions {
@@ -23,10 +23,7 @@ export function workerEnv(o: WorkerEnvOptions): Record<string, string> {
     DATABASE_URL: o.databaseUrl,
     REDIS_URL: o.redisUrl,
     QUEUE_PREFIX: o.prefix,
-    EXCHANGE_BASE_URL: o.sandboxUrl,
-    EXCHANGE_API_KEY: DEFAULT_SANDBOX_CREDENTIALS.apiKey,
-    EXCHANGE_API_SECRET: DEFAULT_SANDBOX_CREDENTIALS.apiSecret,
-    EXCHANGE_API_PASSPHRASE: DEFAULT_SANDBOX_CREDENTIALS.passphrase,
+    ...sandboxExchangeEnv(o.sandboxUrl),
     ACCOUNT_NAME: o.account,
     BACKFILL_FROM: String(Date.now() - 60_000),
     BILLS_INTERVAL_MS: "3600000",
