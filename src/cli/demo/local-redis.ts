@@ -3,10 +3,9 @@
 // are Debian); otherwise a clear message on how to get one. CI passes TEST_REDIS_URL instead.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./free-port.ts";
+import { freePort, waitForPort } from "./free-port.ts";
 
 export interface RedisHandle {
   url: string;
@@ -35,17 +34,12 @@ export async function startRedisServer(log: (line: string) => void = console.log
   const dir = mkdtempSync(join(tmpdir(), "ledger-sync-redis-"));
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"], { stdio: "ignore" });
   const url = `redis://127.0.0.1:${port}`;
-  // Ready when it accepts a connection.
-  for (let i = 0; i < 100; i++) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, "127.0.0.1", () => {
-        s.end();
-        resolve(true);
-      });
-      s.on("error", () => resolve(false));
-    });
-    if (ok) break;
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    await waitForPort(port);
+  } catch (err) {
+    child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`redis-server did not start on port ${port}: ${(err as Error).message}`);
   }
   return {
     url,

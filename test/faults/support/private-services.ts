@@ -4,9 +4,9 @@
 // the test process ends without reaching its cleanup.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { connect } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
+import { waitForPort } from "../../../src/cli/demo/free-port.ts";
 import { freePort } from "../../support/processes.ts";
 
 const exitHooks = new Set<() => void>();
@@ -22,22 +22,6 @@ function onExit(fn: () => void): () => void {
   return () => exitHooks.delete(fn);
 }
 
-/** Resolves when something accepts TCP connections on the port, or throws after `timeoutMs`. */
-export async function waitForPort(port: number, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((done) => {
-      const s = connect(port, "127.0.0.1", () => {
-        s.end();
-        done(true);
-      });
-      s.on("error", () => done(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nothing listening on 127.0.0.1:${port} after ${timeoutMs} ms`);
-}
 
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL
