@@ -1,9 +1,17 @@
 // isDatabaseUnavailable on real errors of the Prisma client (adapter-pg): a server that is not
 // there is "unavailable"; a statement that fails on its own is not.
 import { describe, expect, it } from "vitest";
-import { createDb, directPool, isDatabaseUnavailable } from "../../src/store/prisma.ts";
+import { createDb, directPool, isDatabaseUnavailable, type Db } from "../../src/store/prisma.ts";
 import { freePort } from "../support/processes.ts";
 import { createTestDatabase } from "../support/database.ts";
+
+/** The error of a running `SELECT pg_sleep(...)` whose backend the server terminates (57P01, as in a restart). */
+async function terminatedUnder(admin: Db, running: Promise<unknown>): Promise<unknown> {
+  const settled = running.catch((e: unknown) => e);
+  await new Promise((r) => setTimeout(r, 300));
+  await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
+  return settled;
+}
 
 describe("isDatabaseUnavailable", () => {
   it("is true for a server that does not answer", async () => {
@@ -24,11 +32,7 @@ describe("isDatabaseUnavailable", () => {
       expect(isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT no_such_column FROM pg_class").catch((e: unknown) => e))).toBe(false);
       expect(isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT 1/0").catch((e: unknown) => e))).toBe(false);
       expect(isDatabaseUnavailable(new Error("something else"))).toBe(false);
-      // 57P01, as in a server restart: terminate the backend running our statement.
-      const running = db.$queryRawUnsafe("SELECT pg_sleep(10)").catch((e: unknown) => e);
-      await new Promise((r) => setTimeout(r, 300));
-      await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
-      expect(isDatabaseUnavailable(await running)).toBe(true);
+      expect(isDatabaseUnavailable(await terminatedUnder(admin, db.$queryRawUnsafe("SELECT pg_sleep(10)")))).toBe(true);
     } finally {
       await db.$disconnect();
       await admin.$disconnect();
@@ -49,10 +53,7 @@ describe("isDatabaseUnavailable", () => {
     try {
       const pool = directPool(db)!;
       expect(isDatabaseUnavailable(await pool.query("SELECT 1/0").catch((e: unknown) => e))).toBe(false);
-      const running = pool.query("SELECT pg_sleep(10)").catch((e: unknown) => e);
-      await new Promise((r) => setTimeout(r, 300));
-      await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
-      expect(isDatabaseUnavailable(await running)).toBe(true);
+      expect(isDatabaseUnavailable(await terminatedUnder(admin, pool.query("SELECT pg_sleep(10)")))).toBe(true);
     } finally {
       await db.$disconnect();
       await admin.$disconnect();
