@@ -1,6 +1,7 @@
 // The bills stream (Singer-style): records = bills, replication key = creation time, bookmark =
-// sync_state cursor. Walks forward in time window by window; each completed window is committed
-// with the cursor in one statement, so a crash at any point resumes exactly where it stopped.
+// sync_state cursor. Walks forward in time window by window, several windows' requests in flight
+// (window-pipeline.ts); windows are committed in time order with the cursor, in one statement each
+// batch, so a crash at any point resumes exactly where it stopped.
 import type { Logger } from "pino";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
@@ -8,13 +9,16 @@ import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { fetchWindow } from "./fetch-window.ts";
 import { measureExactBounds, PADDED, type ExactBounds } from "./exact-bounds.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
+import type { WindowItems } from "./page-items.ts";
+import { WindowPipeline } from "./window-pipeline.ts";
 import { WindowSizer } from "./window-sizer.ts";
 import { WriteBehind } from "./write-behind.ts";
 
 export const BILLS_STREAM = "bills";
 
 export interface BillsStreamDeps {
-  fetchPage: (query: BillsQuery) => Promise<BillsPage>;
+  /** One request; `signal` aborts it (the stream stops requests in flight when it fails). */
+  fetchPage: (query: BillsQuery, signal?: AbortSignal) => Promise<BillsPage>;
   /** Stores one or more consecutive completed windows and the cursor, atomically. */
   commitWindow: (write: Omit<BillsWindowWrite, "accountName" | "stream">) => Promise<BillsWindowResult>;
   knownDimensions: () => Promise<KnownDimensions>;
@@ -29,6 +33,8 @@ export interface BillsRange {
   limit: number;
   initialWindowMs?: number;
   maxWindowMs?: number;
+  /** Requests in flight at once (default DEFAULT_BILLS_CONCURRENCY). */
+  concurrency?: number;
 }
 
 export interface BillsSyncSummary {
@@ -48,7 +54,10 @@ export interface BillsSyncSummary {
   revised: number;
   quarantined: number;
   unknownBusinessTypes: string[];
-  /** Time spent waiting for the exchange (request, transfer, parse, validation), seconds. */
+  /**
+   * Time spent waiting for the exchange (request, transfer, parse, validation), seconds, summed
+   * over requests: with several in flight at once this exceeds the wall time.
+   */
   fetchSeconds: number;
   /** Time spent in database writes, seconds (overlaps fetching: the next window is fetched meanwhile). */
   writeSeconds: number;
@@ -56,14 +65,24 @@ export interface BillsSyncSummary {
 
 const HOUR = 3_600_000;
 
+/** Requests in flight at once per stream run: hides the exchange's latency and retry waits. */
+export const DEFAULT_BILLS_CONCURRENCY = 4;
+/** Windows held at most ahead of the commit (memory bound: a window is at most a page or a piece). */
+const MAX_WINDOWS_AHEAD = 64;
+
 export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promise<BillsSyncSummary> {
   const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], fetchSeconds: 0, writeSeconds: 0 };
+  const concurrency = range.concurrency ?? DEFAULT_BILLS_CONCURRENCY;
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
+  // Stops the other requests in flight when the run fails (and follows the caller's signal).
+  const stop = new AbortController();
+  const signal = deps.signal ? AbortSignal.any([deps.signal, stop.signal]) : stop.signal;
   const unknownTypes = new Set<string>();
   const fetchPage = async (q: BillsQuery) => {
-    deps.signal?.throwIfAborted();
+    signal.throwIfAborted();
     summary.requests++;
     const started = performance.now();
-    const page = await deps.fetchPage(q);
+    const page = await deps.fetchPage(q, signal);
     summary.fetchSeconds += (performance.now() - started) / 1000;
     for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
     return page;
@@ -112,42 +131,58 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     },
   };
 
+  // Bill times are at least 1 ms (bill-item.ts refuses others), so a padded query never needs a
+  // negative startTime, which an exchange might refuse.
+  const pipeline = new WindowPipeline({
+    fromMs: Math.max(1, range.fromMs),
+    toMs: range.toMs,
+    concurrency,
+    maxSlots: MAX_WINDOWS_AHEAD,
+    widthMs: () => sizer.widthMs,
+    fetch: (fromMs, toMs) => fetchWindow(fetchPage, fromMs, toMs, range.limit, windowBounds),
+  });
+
+  const commit = async (fromMs: number, toMs: number, items: WindowItems) => {
+    const { bills, rejected } = items.result();
+    summary.windows++;
+    summary.billsFetched += bills.length;
+    for (const r of rejected) deps.logger.warn({ window: { from: fromMs, to: toMs }, reason: r.reason }, "bill quarantined");
+    await writer.push({ fromMs, toMs, bills, rejected });
+    pipeline.shift();
+    sizer.observe(bills.length + rejected.length, toMs - fromMs + 1);
+  };
+
   try {
-    // Bill times are at least 1 ms (bill-item.ts refuses others), so a padded query never needs a
-    // negative startTime, which an exchange might refuse.
-    let from = Math.max(1, range.fromMs);
-    while (from <= range.toMs) {
-      const to = Math.min(range.toMs, from + sizer.widthMs - 1);
-      const fetched = await fetchWindow(fetchPage, from, to, range.limit, windowBounds);
-      if (!fetched.complete) {
-        if (to > from) {
-          const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
-          sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
-          continue;
-        }
-        const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);
-        if (outcome !== "not-needed") {
-          summary.splitMilliseconds++;
-          deps.logger.info({ ms: from, at: new Date(from).toISOString() }, "more bills in one millisecond than a page holds: split by filters");
-        }
-        if (outcome === "unverified") {
-          summary.unverifiedMilliseconds.push(from);
-          deps.logger.warn(
-            { ms: from, at: new Date(from).toISOString() },
-            "more bills of one businessType and coin in one millisecond than a page holds: fetched by every known symbol, but the API cannot prove none is missing (balance continuity checks would show a gap)",
-          );
-        }
+    while (!pipeline.finished) {
+      const { fromMs: from, toMs: to, fetched } = await pipeline.head();
+      if (fetched.complete) {
+        await commit(from, to, fetched.items);
+        continue;
       }
-      const { bills, rejected } = fetched.items.result();
-      summary.windows++;
-      summary.billsFetched += bills.length;
-      for (const r of rejected) deps.logger.warn({ window: { from, to }, reason: r.reason }, "bill quarantined");
-      await writer.push({ fromMs: from, toMs: to, bills, rejected });
-      sizer.observe(bills.length + rejected.length, to - from + 1);
-      from = to + 1;
+      if (to > from) {
+        const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
+        sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
+        pipeline.retryHead();
+        continue;
+      }
+      const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);
+      if (outcome !== "not-needed") {
+        summary.splitMilliseconds++;
+        deps.logger.info({ ms: from, at: new Date(from).toISOString() }, "more bills in one millisecond than a page holds: split by filters");
+      }
+      if (outcome === "unverified") {
+        summary.unverifiedMilliseconds.push(from);
+        deps.logger.warn(
+          { ms: from, at: new Date(from).toISOString() },
+          "more bills of one businessType and coin in one millisecond than a page holds: fetched by every known symbol, but the API cannot prove none is missing (balance continuity checks would show a gap)",
+        );
+      }
+      await commit(from, to, fetched.items);
     }
     await writer.flush();
   } catch (err) {
+    stop.abort(err);
+    await pipeline.settle();
     await writer.settle();
     throw err;
   }

@@ -63,7 +63,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
       syncBills(
         { fromMs, toMs, limit: o.limit ?? BILLS_MAX_LIMIT },
         {
-          fetchPage: (q) => fetchBillsPage(o.client, q, o.signal),
+          fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
           commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
           logger,

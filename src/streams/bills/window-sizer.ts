@@ -54,9 +54,11 @@ export class WindowSizer {
       this.width = this.densityWidth;
       return;
     }
-    // Grow at most 2x per step (density changes), shrink at most 4x (one busy window is not a trend).
-    const estimate = count === 0 ? widthMs * 2 : (widthMs * this.target) / count;
-    this.width = clamp(Math.floor(clamp(estimate, widthMs / 4, widthMs * 2)), 1, this.opts.maxMs);
+    // Grow at most 2x per step (density changes), shrink at most 4x (one busy window is not a trend),
+    // both from the current width: with several windows in flight, the window observed now was
+    // sized a few decisions ago, and growing from its width would never get ahead of the lag.
+    const estimate = count === 0 ? Infinity : (widthMs * this.target) / count;
+    this.width = clamp(Math.floor(clamp(estimate, this.width / 4, this.width * 2)), 1, this.opts.maxMs);
     this.densityWidth = this.width;
   }
 }

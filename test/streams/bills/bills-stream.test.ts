@@ -9,7 +9,7 @@ import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
 
 const logger = pino({ level: "silent" });
 const behaviours: ModelBehaviour[] = [];
-for (const ordering of ["asc", "desc", "newest-shuffled"] as const)
+for (const ordering of ["asc", "desc", "newest-asc", "newest-shuffled", "by-id"] as const)
   for (const startInclusive of [true, false])
     for (const endInclusive of [true, false]) behaviours.push({ ordering, startInclusive, endInclusive, sendsHasNextPage: ordering !== "asc" });
 

@@ -1,0 +1,114 @@
+// Keeps several windows' requests in flight while they are consumed strictly in time order.
+//
+// One window at a time leaves the exchange's latency (and every retry's wait) on the critical path.
+// Here the range ahead is cut into windows as the sizer says, up to `concurrency` of them are
+// requested at once, and the stream takes them back in order: a window that comes back full is
+// put back as a range to cut again at the narrower width, while later windows stay valid, since
+// each window's completeness is proven on its own. Commits stay in time order, so the cursor
+// still never passes a window that is not stored.
+//
+// Memory stays bounded: at most `maxSlots` windows are held (answered, in flight or waiting).
+import type { WindowFetch } from "./fetch-window.ts";
+
+interface Slot {
+  fromMs: number;
+  toMs: number;
+  /** Unset until launched: a range waiting to be launched is cut at the sizer's width first. */
+  fetch?: Promise<WindowFetch>;
+  settled: boolean;
+}
+
+export interface PipelineHead {
+  fromMs: number;
+  toMs: number;
+  fetched: WindowFetch;
+}
+
+export interface PipelineOptions {
+  fromMs: number;
+  toMs: number;
+  /** Requests in flight at most. */
+  concurrency: number;
+  /** Windows held at most (answered, in flight or waiting). */
+  maxSlots: number;
+  /** Width for the next new window (the sizer's current answer). */
+  widthMs: () => number;
+  fetch: (fromMs: number, toMs: number) => Promise<WindowFetch>;
+}
+
+export class WindowPipeline {
+  private readonly slots: Slot[] = [];
+  /** First millisecond not yet in any slot. */
+  private next: number;
+  private inFlight = 0;
+
+  constructor(private readonly o: PipelineOptions) {
+    this.next = o.fromMs;
+  }
+
+  get finished(): boolean {
+    return this.slots.length === 0 && this.next > this.o.toMs;
+  }
+
+  /** Waits until the earliest window is answered; launches what fits meanwhile. Rethrows its failure. */
+  async head(): Promise<PipelineHead> {
+    for (;;) {
+      // An answered head is taken first: what it teaches the sizer then shapes the next launches
+      // (filling first would cut the next windows at a width that is about to change).
+      const first = this.slots[0];
+      if (!first?.settled) this.fill();
+      const h = this.slots[0];
+      if (!h) throw new Error("window pipeline: head() called when finished");
+      if (h.fetch) return { fromMs: h.fromMs, toMs: h.toMs, fetched: await h.fetch };
+      // The head waits to be launched behind a full pipeline: wait for any request to finish.
+      await Promise.race(this.slots.filter((s) => s.fetch && !s.settled).map((s) => s.fetch));
+    }
+  }
+
+  /** The head is done with (committed). */
+  shift(): void {
+    this.slots.shift();
+  }
+
+  /** The head came back full: its range goes back to be cut again at the (narrowed) width. */
+  retryHead(): void {
+    const h = this.slots[0]!;
+    this.slots[0] = { fromMs: h.fromMs, toMs: h.toMs, settled: false };
+  }
+
+  /** Waits for every request in flight to end (after an abort), ignoring outcomes. */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.slots.filter((s) => s.fetch).map((s) => s.fetch));
+  }
+
+  private fill(): void {
+    for (let i = 0; i < this.slots.length && this.inFlight < this.o.concurrency; i++) {
+      const s = this.slots[i]!;
+      if (s.fetch) continue;
+      const width = Math.max(1, this.o.widthMs());
+      if (s.toMs - s.fromMs + 1 > width) {
+        this.slots.splice(i + 1, 0, { fromMs: s.fromMs + width, toMs: s.toMs, settled: false });
+        s.toMs = s.fromMs + width - 1;
+      }
+      this.launch(s);
+    }
+    while (this.inFlight < this.o.concurrency && this.next <= this.o.toMs && this.slots.length < this.o.maxSlots) {
+      const to = Math.min(this.o.toMs, this.next + Math.max(1, this.o.widthMs()) - 1);
+      const s: Slot = { fromMs: this.next, toMs: to, settled: false };
+      this.slots.push(s);
+      this.launch(s);
+      this.next = to + 1;
+    }
+  }
+
+  private launch(s: Slot): void {
+    this.inFlight++;
+    s.fetch = this.o.fetch(s.fromMs, s.toMs);
+    // Marks the outcome as handled here: a failure is rethrown when the slot reaches the head.
+    const done = () => {
+      s.settled = true;
+      this.inFlight--;
+    };
+    s.fetch.then(done, done);
+  }
+}

@@ -1,0 +1,109 @@
+// Windows in flight at once (window-pipeline.ts), against the in-memory model of the endpoint.
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { Bill } from "../../../src/exchange/bill-item.ts";
+import type { BillsQuery } from "../../../src/exchange/bills-endpoint.ts";
+import { syncBills, type BillsRange } from "../../../src/streams/bills/bills-stream.ts";
+import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
+
+const logger = pino({ level: "silent" });
+
+/** 3,000 bills, 1 to 4 per millisecond, over ~3 s of history. */
+function denseHistory(): Bill[] {
+  const all: Bill[] = [];
+  let t = 1000;
+  while (all.length < 3000) {
+    const n = 1 + (all.length % 4);
+    for (let k = 0; k < n && all.length < 3000; k++) all.push(bill(all.length, t));
+    t += 1 + (all.length % 3);
+  }
+  return all;
+}
+
+interface Harness {
+  stored: Map<string, Bill>;
+  cursors: number[];
+  maxInFlight: number;
+  /** Queries in the order they were sent (the model records them when it answers). */
+  sent: BillsQuery[];
+}
+
+async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, opts: { delay?: (q: BillsQuery) => number; failWhen?: (q: BillsQuery) => boolean } = {}) {
+  const ex = modelExchange(all, behaviour);
+  const h: Harness = { stored: new Map(), cursors: [], maxInFlight: 0, sent: [] };
+  let inFlight = 0;
+  const summary = await syncBills(range, {
+    fetchPage: async (q, signal) => {
+      h.sent.push(q);
+      inFlight++;
+      h.maxInFlight = Math.max(h.maxInFlight, inFlight);
+      try {
+        const ms = opts.delay?.(q) ?? 0;
+        if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+        signal?.throwIfAborted();
+        if (opts.failWhen?.(q)) throw new Error(`exchange down for ${q.startTime}`);
+        return await ex.fetchPage(q);
+      } finally {
+        inFlight--;
+      }
+    },
+    commitWindow: async (w) => {
+      for (const b of w.bills) h.stored.set(b.billId, b);
+      h.cursors.push(w.cursorMs);
+      return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
+    },
+    knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]) }),
+    logger,
+  }).catch((err: unknown) => err);
+  return { summary, calls: ex.calls, ...h };
+}
+
+const exact = (b: Partial<ModelBehaviour> & Pick<ModelBehaviour, "ordering">): ModelBehaviour => ({ startInclusive: true, endInclusive: true, sendsHasNextPage: true, ...b });
+const ids = (bills: Iterable<Bill>) => [...bills].map((b) => b.billId).sort();
+
+describe("windows in flight", () => {
+  it("keeps up to `concurrency` requests in flight and commits in time order", async () => {
+    const all = denseHistory();
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 3 }, { delay: () => 5 });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    expect(r.maxInFlight).toBe(3);
+    expect(r.cursors).toEqual([...r.cursors].sort((a, b) => a - b));
+    expect(r.cursors.at(-1)).toBe(10_000);
+  });
+
+  it("fetches later windows while one request stalls", async () => {
+    const all = denseHistory();
+    let stalled: BillsQuery | undefined;
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
+      delay: (q) => {
+        if (stalled === undefined && q.startTime > 2000) {
+          stalled = q;
+          return 300;
+        }
+        return 1;
+      },
+    });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    // Sent while the stalled one was out (it takes 300 ms; the others 1 ms): far more than the
+    // other three requests in flight, because answered windows wait in order behind it.
+    const sentAfter = r.sent.slice(r.sent.indexOf(stalled!) + 1);
+    const answeredBefore = r.calls.indexOf(stalled!);
+    expect(answeredBefore - r.sent.indexOf(stalled!)).toBeGreaterThan(10);
+    expect(sentAfter.length).toBeGreaterThan(10);
+  });
+
+  it("one failing window fails the run: nothing at or after it is committed, the rest is stopped", async () => {
+    const all = denseHistory();
+    const r = await run(all, exact({ ordering: "asc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
+      delay: () => 2,
+      failWhen: (q) => q.startTime <= 2550 && q.endTime >= 2550,
+    });
+    expect(r.summary).toBeInstanceOf(Error);
+    expect(String(r.summary)).toMatch(/exchange down for \d+/);
+    expect(Math.max(...r.cursors)).toBeLessThan(2550);
+    for (const b of r.stored.values()) expect(b.cTimeMs).toBeLessThanOrEqual(Math.max(...r.cursors));
+    expect(r.maxInFlight).toBeLessThanOrEqual(4);
+  });
+});
