@@ -78,11 +78,12 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   const stop = new AbortController();
   const signal = deps.signal ? AbortSignal.any([deps.signal, stop.signal]) : stop.signal;
   const unknownTypes = new Set<string>();
-  const fetchPage = async (q: BillsQuery) => {
-    signal.throwIfAborted();
+  const fetchPage = async (q: BillsQuery, windowSignal?: AbortSignal) => {
+    const s = windowSignal ? AbortSignal.any([signal, windowSignal]) : signal;
+    s.throwIfAborted();
     summary.requests++;
     const started = performance.now();
-    const page = await deps.fetchPage(q, signal);
+    const page = await deps.fetchPage(q, s);
     summary.fetchSeconds += (performance.now() - started) / 1000;
     for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
     return page;
@@ -139,7 +140,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     concurrency,
     maxSlots: MAX_WINDOWS_AHEAD,
     widthMs: () => sizer.widthMs,
-    fetch: (fromMs, toMs) => fetchWindow(fetchPage, fromMs, toMs, range.limit, windowBounds),
+    fetch: (fromMs, toMs, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), fromMs, toMs, range.limit, windowBounds),
   });
 
   const commit = async (fromMs: number, toMs: number, items: WindowItems) => {
@@ -163,6 +164,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
         sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
         pipeline.retryHead();
+        pipeline.recut(sizer.widthMs);
         continue;
       }
       const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);

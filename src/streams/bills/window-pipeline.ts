@@ -15,6 +15,7 @@ interface Slot {
   toMs: number;
   /** Unset until launched: a range waiting to be launched is cut at the sizer's width first. */
   fetch?: Promise<WindowFetch>;
+  abort?: AbortController;
   settled: boolean;
 }
 
@@ -33,7 +34,8 @@ export interface PipelineOptions {
   maxSlots: number;
   /** Width for the next new window (the sizer's current answer). */
   widthMs: () => number;
-  fetch: (fromMs: number, toMs: number) => Promise<WindowFetch>;
+  /** Fetches one window; `signal` aborts it when the window is re-planned (see recut). */
+  fetch: (fromMs: number, toMs: number, signal: AbortSignal) => Promise<WindowFetch>;
 }
 
 export class WindowPipeline {
@@ -59,8 +61,9 @@ export class WindowPipeline {
       if (!first?.settled) this.fill();
       const h = this.slots[0];
       if (!h) throw new Error("window pipeline: head() called when finished");
-      if (h.fetch) return { fromMs: h.fromMs, toMs: h.toMs, fetched: await h.fetch };
-      // The head waits to be launched behind a full pipeline: wait for any request to finish.
+      if (h.settled) return { fromMs: h.fromMs, toMs: h.toMs, fetched: await h.fetch! };
+      // Wait for any request to finish, then launch the next: windows behind a slow head keep
+      // being fetched (up to maxSlots), so one stall does not stop the others.
       await Promise.race(this.slots.filter((s) => s.fetch && !s.settled).map((s) => s.fetch));
     }
   }
@@ -74,6 +77,22 @@ export class WindowPipeline {
   retryHead(): void {
     const h = this.slots[0]!;
     this.slots[0] = { fromMs: h.fromMs, toMs: h.toMs, settled: false };
+  }
+
+  /**
+   * The head came back full, so the density ahead was misjudged: windows still unanswered that are
+   * wider than `widthMs` would most likely come back full too. They are called off and cut again.
+   * At a weight budget such a request is usually still waiting for its turn at the gate, so
+   * calling it off spends nothing, where letting it run spends a request on a full page.
+   */
+  recut(widthMs: number): void {
+    for (let i = 1; i < this.slots.length; i++) {
+      const s = this.slots[i]!;
+      if (!s.fetch || s.settled || s.toMs - s.fromMs + 1 <= widthMs) continue;
+      s.abort!.abort(new Error("window re-planned"));
+      // A fresh slot: the old one's settle callback still marks the old object.
+      this.slots[i] = { fromMs: s.fromMs, toMs: s.toMs, settled: false };
+    }
   }
 
   /** Waits for every request in flight to end (after an abort), ignoring outcomes. */
@@ -103,7 +122,8 @@ export class WindowPipeline {
 
   private launch(s: Slot): void {
     this.inFlight++;
-    s.fetch = this.o.fetch(s.fromMs, s.toMs);
+    s.abort = new AbortController();
+    s.fetch = this.o.fetch(s.fromMs, s.toMs, s.abort.signal);
     // Marks the outcome as handled here: a failure is rethrown when the slot reaches the head.
     const done = () => {
       s.settled = true;

@@ -26,11 +26,13 @@ interface Harness {
   maxInFlight: number;
   /** Queries in the order they were sent (the model records them when it answers). */
   sent: BillsQuery[];
+  /** Requests called off by the stream (their signal aborted while they waited). */
+  calledOff: number;
 }
 
 async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, opts: { delay?: (q: BillsQuery) => number; failWhen?: (q: BillsQuery) => boolean } = {}) {
   const ex = modelExchange(all, behaviour);
-  const h: Harness = { stored: new Map(), cursors: [], maxInFlight: 0, sent: [] };
+  const h: Harness = { stored: new Map(), cursors: [], maxInFlight: 0, sent: [], calledOff: 0 };
   let inFlight = 0;
   const summary = await syncBills(range, {
     fetchPage: async (q, signal) => {
@@ -40,6 +42,7 @@ async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, op
       try {
         const ms = opts.delay?.(q) ?? 0;
         if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+        if (signal?.aborted) h.calledOff++;
         signal?.throwIfAborted();
         if (opts.failWhen?.(q)) throw new Error(`exchange down for ${q.startTime}`);
         return await ex.fetchPage(q);
@@ -73,9 +76,10 @@ describe("windows in flight", () => {
   });
 
   it("fetches later windows while one request stalls", async () => {
-    const all = denseHistory();
+    // Even density, pages never full: no window is re-planned, so the stalled one is answered.
+    const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
     let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
       delay: (q) => {
         if (stalled === undefined && q.startTime > 2000) {
           stalled = q;
@@ -92,6 +96,18 @@ describe("windows in flight", () => {
     const answeredBefore = r.calls.indexOf(stalled!);
     expect(answeredBefore - r.sent.indexOf(stalled!)).toBeGreaterThan(10);
     expect(sentAfter.length).toBeGreaterThan(10);
+  });
+
+  it("calls off wider windows still unanswered when the head comes back full, and stays exact", async () => {
+    // Sparse first (windows grow wide), then dense: the wide windows sent ahead come back full.
+    const sparse = Array.from({ length: 40 }, (_, i) => bill(10_000 + i, 10 + i * 50));
+    const dense = denseHistory();
+    const all = [...sparse, ...dense.map((b) => ({ ...b, cTimeMs: b.cTimeMs + 2000 }))];
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 100, concurrency: 4 }, { delay: (q) => (q.startTime > 2500 ? 20 : 2) });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    expect(r.calledOff).toBeGreaterThan(0);
+    expect(r.cursors.at(-1)).toBe(10_000);
   });
 
   it("one failing window fails the run: nothing at or after it is committed, the rest is stopped", async () => {
