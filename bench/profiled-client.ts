@@ -13,7 +13,7 @@ export interface CallProfile {
   calls: number;
   /** Whole call() time: gate wait, request, response body, JSON parse, validation and mapping. */
   callSeconds: number;
-  /** The call's parse step: envelope, per-item validation, mapping to Bill (toStorableJson, ...). */
+  /** The call's parse step: envelope, per-item validation, mapping to Bill (toStorable, ...). */
   validateMapSeconds: number;
   /** Characters of response text received. */
   responseChars: number;

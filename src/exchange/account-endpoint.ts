@@ -3,7 +3,7 @@ import { accountResponseSchema, type AccountResponse } from "./account-record.ts
 import { MalformedResponseError } from "./errors.ts";
 import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
 import { describeIssues } from "./lossless-fields.ts";
-import { isLosslessNumber, toStorableJson, unstorableContent, type JsonValue } from "./lossless-json.ts";
+import { isLosslessNumber, toStorable, type JsonValue } from "./lossless-json.ts";
 import { ENDPOINT_WEIGHTS } from "./weights.ts";
 
 export const ACCOUNT_PATH = "/capi/v2/account/account";
@@ -38,9 +38,11 @@ export function parseAccountResponse(json: JsonValue, text: string, info: Respon
   const body = o.account === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data) ? o.data : o;
   // The whole response is one record: anything in it that cannot be stored exactly refuses all of it.
   if (info.invalidUtf8) return { ok: false, reason: "response is not valid UTF-8 (its bad bytes were replaced by U+FFFD)", rawText: text };
-  const unstorable = unstorableContent(o, "response");
-  if (unstorable) return { ok: false, reason: unstorable, rawText: text };
+  const whole = toStorable(o, "response");
+  if (!whole.ok) return { ok: false, reason: whole.reason, rawText: text };
   const parsed = accountResponseSchema.safeParse(body);
   if (!parsed.success) return { ok: false, reason: describeIssues(parsed.error, "response"), rawText: text };
-  return { ok: true, response: parsed.data, raw: toStorableJson(body) };
+  // What is stored is the record itself, without a {code, msg, data} wrapper.
+  const raw = body === o ? whole.json : (whole.json as { data: unknown }).data;
+  return { ok: true, response: parsed.data, raw };
 }

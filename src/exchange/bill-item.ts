@@ -4,7 +4,7 @@
 import { stringify } from "lossless-json";
 import { isKnownBusinessType } from "./business-types.ts";
 import { toDecimalText } from "./decimal-text.ts";
-import { isLosslessNumber, sourceText, toStorableJson, unstorableContent, type JsonValue } from "./lossless-json.ts";
+import { isLosslessNumber, sourceText, toStorable, type JsonValue } from "./lossless-json.ts";
 
 export interface Bill {
   /** Decimal digits exactly as sent. */
@@ -59,8 +59,8 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   if (source.invalidUtf8 && rawText.includes("\ufffd")) return reject("the response is not valid UTF-8: this item holds bytes that were replaced by U+FFFD");
   if (!isObject) return reject("item is not an object");
   const o = item as { [key: string]: JsonValue };
-  const unstorable = unstorableContent(o, "item");
-  if (unstorable) return reject(unstorable);
+  const storable = toStorable(o, "item");
+  if (!storable.ok) return reject(storable.reason);
   if (typeof time !== "number") return reject(time ?? "item has no creation time");
 
   const billId = readDigits(o.billId);
@@ -91,7 +91,7 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   return {
     ok: true,
     unknownBusinessType: !isKnownBusinessType(fields.businessType),
-    bill: { billId, ...fields, ...decimals, cTimeMs: time, raw: toStorableJson(o), rawText },
+    bill: { billId, ...fields, ...decimals, cTimeMs: time, raw: storable.json, rawText },
   };
 }
 

@@ -217,62 +217,75 @@ function deepEqual(a: JsonValue, b: JsonValue): boolean {
   return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k]!, b[k]!));
 }
 
-/**
- * The first thing in a parsed value that PostgreSQL could not store as it is (text and jsonb
- * refuse U+0000, and unpaired UTF-16 surrogates are not Unicode at all), or a key repeated with
- * different values; with the path where it is. undefined when there is none.
- */
-export function unstorableContent(value: JsonValue, path: string): string | undefined {
-  const conflict = conflictingKeys(value)[0];
-  if (conflict !== undefined) return `${path}: key ${JSON.stringify(conflict)} appears twice with different values`;
-  if (typeof value === "string") return badText(value, path);
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const bad = unstorableContent(value[i]!, `${path}[${i}]`);
-      if (bad) return bad;
-    }
-    return undefined;
-  }
-  if (value === null || typeof value !== "object" || isLosslessNumber(value)) return undefined;
-  for (const [k, v] of Object.entries(value)) {
-    const keyProblem = badText(k, `${path} key ${JSON.stringify(k.slice(0, 40))}`);
-    if (keyProblem) return keyProblem;
-    const bad = unstorableContent(v, `${path}.${k}`);
-    if (bad) return bad;
-  }
-  return undefined;
-}
-
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const SUSPECT = /[\u0000\ud800-\udfff]/;
 
-function badText(s: string, path: string): string | undefined {
+function badText(s: string): string | undefined {
   if (!SUSPECT.test(s)) return undefined; // the common case: one quick scan
-  if (s.includes("\u0000")) return `${path} contains U+0000 (NUL), which PostgreSQL cannot store`;
-  if (LONE_SURROGATE.test(s)) return `${path} contains an unpaired UTF-16 surrogate (not valid Unicode)`;
+  if (s.includes("\u0000")) return "contains U+0000 (NUL), which PostgreSQL cannot store";
+  if (LONE_SURROGATE.test(s)) return "contains an unpaired UTF-16 surrogate (not valid Unicode)";
   return undefined;
 }
 
+export type Storable = { ok: true; json: unknown } | { ok: false; reason: string };
+
 /**
- * Converts a parsed value to plain JSON for storage (jsonb): a number stays a number only when a
- * JavaScript reader gets the same digits back; otherwise it becomes a string with its exact digits.
+ * A parsed value made ready for storage, in one walk (this runs for every bill):
+ * - as plain JSON for jsonb: a number stays a number only when a JavaScript reader gets the same
+ *   digits back; otherwise it becomes a string with its exact digits;
+ * - or, when something in it cannot be stored as it is (text and jsonb refuse U+0000, unpaired
+ *   UTF-16 surrogates are not Unicode at all, a key repeated with different values has no one
+ *   value), the first such thing, with the path where it is (`path` names the value itself).
  */
-export function toStorableJson(value: JsonValue): unknown {
-  if (isLosslessNumber(value)) {
-    const text = value.value;
-    const n = Number(text);
-    return Number.isFinite(n) && String(n) === text ? n : text;
-  }
-  if (Array.isArray(value)) return value.map(toStorableJson);
-  if (value !== null && typeof value === "object") {
+export function toStorable(value: JsonValue, path: string): Storable {
+  // The path is built only when something is wrong: keys and indexes are pushed as they are.
+  const trail: Array<string | number> = [];
+  const at = () => path + trail.map((t) => (typeof t === "number" ? `[${t}]` : `.${t}`)).join("");
+  let reason: string | undefined;
+  const walk = (v: JsonValue): unknown => {
+    if (typeof v === "string") {
+      const bad = badText(v);
+      if (bad) reason = `${at()} ${bad}`;
+      return v;
+    }
+    if (v === null || typeof v !== "object") return v;
+    if (isLosslessNumber(v)) {
+      const text = v.value;
+      const n = Number(text);
+      return Number.isFinite(n) && String(n) === text ? n : text;
+    }
+    const conflict = conflicts.get(v)?.[0];
+    if (conflict !== undefined) {
+      reason = `${at()}: key ${JSON.stringify(conflict)} appears twice with different values`;
+      return undefined;
+    }
+    if (Array.isArray(v)) {
+      const out: unknown[] = new Array(v.length);
+      for (let i = 0; i < v.length && reason === undefined; i++) {
+        trail.push(i);
+        out[i] = walk(v[i]!);
+        trail.pop();
+      }
+      return out;
+    }
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
+    for (const k of Object.keys(v)) {
+      const keyBad = badText(k);
+      if (keyBad) {
+        reason = `${at()} key ${JSON.stringify(k.slice(0, 40))} ${keyBad}`;
+        return undefined;
+      }
+      trail.push(k);
+      const x = walk(v[k]!);
+      trail.pop();
+      if (reason !== undefined) return undefined;
       // A key "__proto__" must stay a key, not replace the object's prototype.
-      if (k === "__proto__") Object.defineProperty(out, k, { value: toStorableJson(v), enumerable: true, writable: true, configurable: true });
-      else out[k] = toStorableJson(v);
+      if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+      else out[k] = x;
     }
     return out;
-  }
-  return value;
+  };
+  const json = walk(value);
+  return reason === undefined ? { ok: true, json } : { ok: false, reason };
 }
