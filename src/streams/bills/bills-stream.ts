@@ -54,6 +54,8 @@ export interface BillsSyncSummary {
   revised: number;
   quarantined: number;
   unknownBusinessTypes: string[];
+  /** Requests for windows re-planned before their answer came (window-pipeline.ts recut). */
+  requestsCalledOff: number;
   /**
    * Time spent waiting for the exchange (request, transfer, parse, validation), seconds, summed
    * over requests: with several in flight at once this exceeds the wall time.
@@ -71,7 +73,7 @@ export const DEFAULT_BILLS_CONCURRENCY = 4;
 const MAX_WINDOWS_AHEAD = 64;
 
 export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promise<BillsSyncSummary> {
-  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], fetchSeconds: 0, writeSeconds: 0 };
+  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], requestsCalledOff: 0, fetchSeconds: 0, writeSeconds: 0 };
   const concurrency = range.concurrency ?? DEFAULT_BILLS_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
   // Stops the other requests in flight when the run fails (and follows the caller's signal).
@@ -164,7 +166,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
         sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
         pipeline.retryHead();
-        pipeline.recut(sizer.widthMs);
+        summary.requestsCalledOff += pipeline.recut(sizer.widthMs);
         continue;
       }
       const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);

@@ -84,15 +84,19 @@ export class WindowPipeline {
    * wider than `widthMs` would most likely come back full too. They are called off and cut again.
    * At a weight budget such a request is usually still waiting for its turn at the gate, so
    * calling it off spends nothing, where letting it run spends a request on a full page.
+   * Returns how many were called off.
    */
-  recut(widthMs: number): void {
+  recut(widthMs: number): number {
+    let calledOff = 0;
     for (let i = 1; i < this.slots.length; i++) {
       const s = this.slots[i]!;
       if (!s.fetch || s.settled || s.toMs - s.fromMs + 1 <= widthMs) continue;
       s.abort!.abort(new Error("window re-planned"));
+      calledOff++;
       // A fresh slot: the old one's settle callback still marks the old object.
       this.slots[i] = { fromMs: s.fromMs, toMs: s.toMs, settled: false };
     }
+    return calledOff;
   }
 
   /** Waits for every request in flight to end (after an abort), ignoring outcomes. */
