@@ -47,9 +47,13 @@ export interface ResponseInfo {
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
 
+/** A wait at the weight gate longer than this means the budget, not the network, sets the pace. */
+const THROTTLED_WAIT_MS = 10;
+
 export class ExchangeClient {
   private readonly dispatcher: Agent;
   private readonly backoff: BackoffOptions;
+  private lastThrottledAt = -Infinity;
 
   constructor(private readonly opts: ExchangeClientOptions) {
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
@@ -73,6 +77,14 @@ export class ExchangeClient {
     throw new ExchangeUnavailableError(c.endpoint, this.opts.maxAttempts, lastReason);
   }
 
+  /**
+   * Whether a request had to wait for the weight budget (or a 429 pause) within the last
+   * `withinMs`: callers then gain nothing from sending requests ahead, only risk spending them.
+   */
+  recentlyThrottled(withinMs = 10_000): boolean {
+    return Date.now() - this.lastThrottledAt < withinMs;
+  }
+
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
@@ -80,8 +92,10 @@ export class ExchangeClient {
   private async attempt<T>(c: ApiCall<T>): Promise<Outcome<T>> {
     const queryString = c.query ? new URLSearchParams(c.query).toString() : "";
     const body = c.body === undefined ? "" : JSON.stringify(c.body);
+    const asked = performance.now();
     const permit = await this.opts.gate.acquire(c.weight, c.signal);
     const started = performance.now();
+    if (started - asked > THROTTLED_WAIT_MS) this.lastThrottledAt = Date.now();
     let status: number | "error" = "error";
     try {
       // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.

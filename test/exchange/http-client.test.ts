@@ -14,7 +14,7 @@ afterEach(async () => {
   await sandbox?.close();
 });
 
-async function setup(options: SandboxOptions, maxAttempts = 3) {
+async function setup(options: SandboxOptions, maxAttempts = 3, gate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 })) {
   sandbox = await startSandbox({ billCount: 200, limits: null, ...options });
   client = new ExchangeClient({
     baseUrl: sandbox.url,
@@ -23,7 +23,7 @@ async function setup(options: SandboxOptions, maxAttempts = 3) {
     timeoutMs: 300,
     maxAttempts,
     backoff: { baseMs: 10, maxMs: 50 },
-    gate: new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }),
+    gate,
     logger: pino({ level: "silent" }),
   });
   const truth = sandbox.truth();
@@ -37,6 +37,17 @@ describe("exchange client", () => {
     expect(page.itemCount).toBe(100);
     const truthIds = new Set(sandbox.truth().map((b) => b.billId));
     for (const b of page.bills) expect(truthIds.has(b.billId)).toBe(true);
+  });
+
+  it("says when the weight budget, not the network, sets the pace", async () => {
+    // Two bills requests fit in the budget's window; the third waits for the first to expire.
+    const { client, query } = await setup({}, 3, new SlidingWindowGate({ ip: 4, uid: 10, windowMs: 300 }));
+    await fetchBillsPage(client, query);
+    await fetchBillsPage(client, query);
+    expect(client.recentlyThrottled()).toBe(false);
+    await fetchBillsPage(client, query);
+    expect(client.recentlyThrottled()).toBe(true);
+    expect(client.recentlyThrottled(0)).toBe(false);
   });
 
   it("stops at once on an expired timestamp (40008) and says to check the clock", async () => {

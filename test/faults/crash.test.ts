@@ -196,6 +196,8 @@ describe("fault scenario 1: crash anywhere", () => {
           // Proof that the kill landed mid-statement: the same statement is still executing now.
           if (write) writeActiveAfterKill = (await activeBillsWrite(workerStartedAt))?.queryStart === write.queryStart;
         }
+        // No kill (its moment never came): fail now rather than wait for a worker that runs on.
+        if (killedAt === 0) throw new Error(`kill ${k + 1} of ${KILLS} (${kind}) never found its moment${finished() ? ": the backfill finished first" : ""}`);
         await w.exited;
         if (finished()) throw new Error(`the backfill finished before kill ${k + 1} of ${KILLS}: the history is too short for the kills`);
         const billsAtKill = await billCount(account);

@@ -22,6 +22,12 @@ export interface BillsStreamDeps {
   /** Stores one or more consecutive completed windows and the cursor, atomically. */
   commitWindow: (write: Omit<BillsWindowWrite, "accountName" | "stream">) => Promise<BillsWindowResult>;
   knownDimensions: () => Promise<KnownDimensions>;
+  /**
+   * True while the exchange's weight budget sets the pace: then one window is asked at a time,
+   * since windows sent ahead are sized before the one in front is answered and, where the history
+   * gets denser, come back full: requests spent for nothing, which is what the budget counts.
+   */
+  throttled?: () => boolean;
   logger: Logger;
   signal?: AbortSignal;
 }
@@ -139,7 +145,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   const pipeline = new WindowPipeline({
     fromMs: Math.max(1, range.fromMs),
     toMs: range.toMs,
-    concurrency,
+    concurrency: () => (deps.throttled?.() ? 1 : concurrency),
     maxSlots: MAX_WINDOWS_AHEAD,
     widthMs: () => sizer.widthMs,
     fetch: (fromMs, toMs, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), fromMs, toMs, range.limit, windowBounds),

@@ -66,6 +66,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
           fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
           commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
+          throttled: () => o.client.recentlyThrottled(),
           logger,
           signal: o.signal,
         },

@@ -28,8 +28,8 @@ export interface PipelineHead {
 export interface PipelineOptions {
   fromMs: number;
   toMs: number;
-  /** Requests in flight at most. */
-  concurrency: number;
+  /** Requests in flight at most (asked before each launch: it may change during a run). */
+  concurrency: () => number;
   /** Windows held at most (answered, in flight or waiting). */
   maxSlots: number;
   /** Width for the next new window (the sizer's current answer). */
@@ -42,7 +42,11 @@ export class WindowPipeline {
   private readonly slots: Slot[] = [];
   /** First millisecond not yet in any slot. */
   private next: number;
-  private inFlight = 0;
+  /**
+   * Every request not yet settled, those of slots re-planned (called off) included, each as a
+   * promise that resolves when it settles, however it ends (waiting on it never throws).
+   */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly o: PipelineOptions) {
     this.next = o.fromMs;
@@ -64,7 +68,7 @@ export class WindowPipeline {
       if (h.settled) return { fromMs: h.fromMs, toMs: h.toMs, fetched: await h.fetch! };
       // Wait for any request to finish, then launch the next: windows behind a slow head keep
       // being fetched (up to maxSlots), so one stall does not stop the others.
-      await Promise.race(this.slots.filter((s) => s.fetch && !s.settled).map((s) => s.fetch));
+      await Promise.race(this.inFlight);
     }
   }
 
@@ -101,11 +105,11 @@ export class WindowPipeline {
 
   /** Waits for every request in flight to end (after an abort), ignoring outcomes. */
   async settle(): Promise<void> {
-    await Promise.allSettled(this.slots.filter((s) => s.fetch).map((s) => s.fetch));
+    await Promise.allSettled(this.inFlight);
   }
 
   private fill(): void {
-    for (let i = 0; i < this.slots.length && this.inFlight < this.o.concurrency; i++) {
+    for (let i = 0; i < this.slots.length && this.inFlight.size < this.o.concurrency(); i++) {
       const s = this.slots[i]!;
       if (s.fetch) continue;
       const width = Math.max(1, this.o.widthMs());
@@ -115,7 +119,7 @@ export class WindowPipeline {
       }
       this.launch(s);
     }
-    while (this.inFlight < this.o.concurrency && this.next <= this.o.toMs && this.slots.length < this.o.maxSlots) {
+    while (this.inFlight.size < this.o.concurrency() && this.next <= this.o.toMs && this.slots.length < this.o.maxSlots) {
       const to = Math.min(this.o.toMs, this.next + Math.max(1, this.o.widthMs()) - 1);
       const s: Slot = { fromMs: this.next, toMs: to, settled: false };
       this.slots.push(s);
@@ -125,14 +129,17 @@ export class WindowPipeline {
   }
 
   private launch(s: Slot): void {
-    this.inFlight++;
     s.abort = new AbortController();
     s.fetch = this.o.fetch(s.fromMs, s.toMs, s.abort.signal);
     // Marks the outcome as handled here: a failure is rethrown when the slot reaches the head.
-    const done = () => {
+    const settled: Promise<void> = s.fetch.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.inFlight.add(settled);
+    void settled.then(() => {
       s.settled = true;
-      this.inFlight--;
-    };
-    s.fetch.then(done, done);
+      this.inFlight.delete(settled);
+    });
   }
 }

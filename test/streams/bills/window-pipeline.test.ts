@@ -28,16 +28,19 @@ interface Harness {
   sent: BillsQuery[];
   /** Requests called off by the stream (their signal aborted while they waited). */
   calledOff: number;
+  /** Requests in flight when each request was sent (itself included). */
+  inFlightAtSend: number[];
 }
 
-async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, opts: { delay?: (q: BillsQuery) => number; failWhen?: (q: BillsQuery) => boolean } = {}) {
+async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, opts: { delay?: (q: BillsQuery) => number; failWhen?: (q: BillsQuery) => boolean; throttled?: () => boolean } = {}) {
   const ex = modelExchange(all, behaviour);
-  const h: Harness = { stored: new Map(), cursors: [], maxInFlight: 0, sent: [], calledOff: 0 };
+  const h: Harness = { stored: new Map(), cursors: [], maxInFlight: 0, sent: [], calledOff: 0, inFlightAtSend: [] };
   let inFlight = 0;
   const summary = await syncBills(range, {
     fetchPage: async (q, signal) => {
       h.sent.push(q);
       inFlight++;
+      h.inFlightAtSend.push(inFlight);
       h.maxInFlight = Math.max(h.maxInFlight, inFlight);
       try {
         const ms = opts.delay?.(q) ?? 0;
@@ -56,6 +59,7 @@ async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, op
       return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
     },
     knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]) }),
+    throttled: opts.throttled,
     logger,
   }).catch((err: unknown) => err);
   return { summary, calls: ex.calls, ...h };
@@ -73,6 +77,23 @@ describe("windows in flight", () => {
     expect(r.maxInFlight).toBe(3);
     expect(r.cursors).toEqual([...r.cursors].sort((a, b) => a - b));
     expect(r.cursors.at(-1)).toBe(10_000);
+  });
+
+  it("asks one window at a time while the weight budget sets the pace", async () => {
+    const all = denseHistory();
+    let throttled = false;
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
+      delay: (q) => {
+        if (q.startTime > 3000) throttled = true; // the budget starts to bind part-way
+        return 2;
+      },
+      throttled: () => throttled,
+    });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    const afterThrottle = r.sent.findIndex((q) => q.startTime > 3000);
+    expect(r.maxInFlight).toBe(4); // before
+    expect(r.inFlightAtSend.slice(afterThrottle + 4).every((n) => n <= 1)).toBe(true); // after: one at a time
   });
 
   it("fetches later windows while one request stalls", async () => {
