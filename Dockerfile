@@ -9,5 +9,6 @@ COPY . .
 RUN npm ci --include=dev --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
 USER node
 EXPOSE 9464
-ENTRYPOINT ["node", "bin/ledger-sync.js"]
+# Executed as a file, so that its first line gives node its start-up options (bin/ledger-sync.js).
+ENTRYPOINT ["/app/bin/ledger-sync.js"]
 CMD ["worker"]
