@@ -1,7 +1,11 @@
 // Item 3: memory. The real `ledger-sync backfill --inline` backfills the whole history in a child
 // process; this process samples the child's resident set (VmRSS) every 100 ms and follows the
 // progress in the database, to show the peak and whether memory grows as the history does.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import pg from "pg";
+import { distIsCurrent } from "../scripts/dist.js";
 import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
@@ -15,6 +19,12 @@ export interface MemoryResult {
   bills: number;
   seconds: number;
   peakRss: number;
+  /** The kernel's high-water mark (VmHWM) at the last sample: the true peak, spikes between samples included. */
+  hwmRss: number;
+  /** Peak RSS of `node -e ""` with the same start-up options: the floor under everything ours. */
+  nodeAloneRss: number;
+  /** NODE_OPTIONS the CLI ran with (those of bin/ledger-sync.js's first line). */
+  nodeOptions: string;
   samples: number;
   /** RSS when progress first reached 25, 50, 75 and 100%. */
   rssAt: number[];
@@ -23,7 +33,31 @@ export interface MemoryResult {
   stored: number;
 }
 
+/**
+ * The node options bin/ledger-sync.js starts with when executed (its `#!/usr/bin/env -S node ...`
+ * line), as in the Docker image and with npx. The benchmark runs `node bin/ledger-sync.js`, which
+ * does not read that line, so they are passed as NODE_OPTIONS: the CLI is measured as it runs.
+ */
+function binNodeOptions(): string {
+  const first = readFileSync(resolve("bin/ledger-sync.js"), "utf8").split("\n", 1)[0] ?? "";
+  return /^#!\/usr\/bin\/env -S node\s+(.*)$/.exec(first)?.[1]?.trim() ?? "";
+}
+
+function hwmBytes(pid: number): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
+  // The CLI runs dist/ only while it matches the sources, else the sources through tsx (~30 MB
+  // more): measure the build, as installed, not whichever the working tree happens to give.
+  if (!distIsCurrent()) execFileSync(process.execPath, [resolve("scripts/build.js")], { stdio: ["ignore", "ignore", "inherit"] });
+  const nodeOptions = binNodeOptions();
+  const nodeAloneRss = Number(execFileSync(process.execPath, [...nodeOptions.split(/\s+/).filter(Boolean), "-e", "process.stdout.write(String(process.resourceUsage().maxRSS * 1024))"], { encoding: "utf8" }));
   const scope = new Cleanup();
   try {
     const database = await benchDatabase(scope);
@@ -39,6 +73,7 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
       RATE_LIMIT_IP_WEIGHT: "1000000000",
       RATE_LIMIT_UID_WEIGHT: "1000000000",
       LOG_LEVEL: "warn",
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     };
     const t0 = performance.now();
     const child = startCli(["backfill", "--inline", "--from", String(HISTORY_FROM_MS), "--to", String(HISTORY_TO_MS)], env, scope);
@@ -46,7 +81,11 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     let phase = 0;
     const phasePeaks = [0, 0, 0, 0, 0];
     const rssAt: number[] = [];
-    const sampler = new RssSampler(child.pid, 100, (rss) => (phasePeaks[phase] = Math.max(phasePeaks[phase]!, rss)));
+    let hwmRss = 0;
+    const sampler = new RssSampler(child.pid, 100, (rss) => {
+      phasePeaks[phase] = Math.max(phasePeaks[phase]!, rss);
+      hwmRss = hwmBytes(child.pid) ?? hwmRss;
+    });
     scope.add("stop sampling RSS", () => sampler.stop());
     let polling = true;
     const poll = (async () => {
@@ -69,7 +108,7 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     if (code !== 0) throw new Error(`ledger-sync backfill exited ${code}:\n${child.tail()}`);
     while (rssAt.length < 4) rssAt.push(sampler.last);
     const { rows } = await progressDb.query<{ n: number }>("SELECT count(*)::int AS n FROM bills");
-    return { bills, seconds, peakRss: sampler.peak, samples: sampler.samples, rssAt, phasePeaks, stored: rows[0]?.n ?? 0 };
+    return { bills, seconds, peakRss: sampler.peak, hwmRss: Math.max(hwmRss, sampler.peak), nodeAloneRss, nodeOptions, samples: sampler.samples, rssAt, phasePeaks, stored: rows[0]?.n ?? 0 };
   } finally {
     await scope.run();
   }
@@ -78,15 +117,17 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
 export function memoryRows(r: MemoryResult, sizeNote: string): Row[] {
   return [
     ["bills backfilled", `${int(r.bills)}${sizeNote} (stored: ${int(r.stored)}; ${sec(r.seconds)} including start-up, ${int(r.bills / r.seconds)} bills/s)`],
-    ["peak RSS of the backfill process (goal <= 150 MB)", `${mb(r.peakRss)} (${int(r.samples)} samples)`],
+    ["peak RSS of the backfill process (goal <= 150 MB)", `${mb(r.peakRss)} (${int(r.samples)} samples); kernel high-water mark ${mb(r.hwmRss)}`],
     ["RSS at 25% / 50% / 75% / 100% of the history", r.rssAt.map(mb).join(" / ")],
-    ["peak RSS during start-up (before the first commit)", mb(r.phasePeaks[0]!)],
+    ["peak RSS during start-up (before the first commit)", `${mb(r.phasePeaks[0]!)} (node alone: ${mb(r.nodeAloneRss)})`],
+    ["node options (bin/ledger-sync.js's first line)", r.nodeOptions || "none"],
     ["peak RSS within each quarter of the history", r.phasePeaks.slice(1).map(mb).join(" / ")],
   ];
 }
 
 export const MEMORY_METHOD = [
   "`ledger-sync backfill --inline --from <start> --to <end>` (the real CLI: default 24-hour windows, one after another) runs as a child process against the sandbox (own process, limits off) with RATE_LIMIT_* out of the way, into a fresh database.",
-  "RSS = VmRSS from /proc/<pid>/status of the child (the node process itself: bin/ledger-sync.js loads the TypeScript in-process), sampled every 100 ms; peak = highest sample.",
-  "Progress = (highest backfill-window cursor committed − start) ÷ (end − start), polled every 250 ms; the history is spread evenly in time, so this is the share of bills done. RSS at 100% is taken when the last window's cursor is committed (before the process closes). Start-up = from spawn to the first commit (loading the TypeScript through tsx, Prisma client, connections). Flat means the quarter peaks do not climb with progress.",
+  "The CLI runs as installed: the dist/ build (built first if it does not match the sources), with the node options of bin/ledger-sync.js's first line passed as NODE_OPTIONS (what executing the file, as the Docker image and npx do, gives); bin/ledger-sync.js sets its other V8 options itself.",
+  "RSS = VmRSS from /proc/<pid>/status of the child (the node process itself), sampled every 100 ms; peak = highest sample. The kernel high-water mark (VmHWM, read with each sample) also counts spikes between samples. Node alone = peak RSS of `node -e` with the same options.",
+  "Progress = (highest backfill-window cursor committed − start) ÷ (end − start), polled every 250 ms; the history is spread evenly in time, so this is the share of bills done. RSS at 100% is taken when the last window's cursor is committed (before the process closes). Start-up = from spawn to the first commit (loading the modules, Prisma client and its query compiler, connections). Flat means the quarter peaks do not climb with progress.",
 ];
