@@ -9,6 +9,7 @@ COPY . .
 RUN npm ci --include=dev --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
 USER node
 EXPOSE 9464
-# Executed as a file, so that its first line gives node its start-up options (bin/ledger-sync.js).
+# Executed as a file, so that its first line gives node its start-up options and environment
+# (bin/ledger-sync.js).
 ENTRYPOINT ["/app/bin/ledger-sync.js"]
 CMD ["worker"]
