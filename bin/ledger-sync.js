@@ -13,10 +13,11 @@ import { distIsCurrent } from "../scripts/dist.js";
 //    added ~50 MB resident to a backfill and to every one-shot command, and bought no measurable
 //    speed per query (findUnique, findMany, raw queries alike). `snapshot --once` became faster
 //    (no optimising compile at start-up: CPU 8.3-8.9 s -> 5.2-5.3 s over five runs).
-// 2. The old generation may grow to 1.5x its live size before the next full GC. V8's own factor
+// 2. The old generation may grow to 1.3x its live size before the next full GC. V8's own factor
 //    reaches 4x on machines with a large heap limit; a backfill's live heap is ~25 MB but it
 //    promotes ~350 bytes of short-lived data per bill, so ~100 MB of garbage piled up in the old
-//    generation before each full GC. At 1.5x: peak -50 MB, CPU time within run-to-run noise.
+//    generation before each full GC. At 1.3x: peak -50 MB or more, CPU time within run-to-run
+//    noise.
 // These two are set here, in the process, so that every way of starting the CLI gets them (also
 // `node bin/ledger-sync.js`, as tests and benchmarks run it). V8 reads them each time they apply
 // (compiling a wasm module; sizing the old generation after a full GC), so set before any of our
@@ -33,7 +34,7 @@ import { distIsCurrent } from "../scripts/dist.js";
 //    two arenas: -8 to -10 MB peak, CPU time within noise. Read by glibc when the process starts.
 setFlagsFromString("--no-wasm-tier-up");
 setFlagsFromString("--no-wasm-dynamic-tiering");
-setFlagsFromString("--heap-growing-percent=50");
+setFlagsFromString("--heap-growing-percent=30");
 
 if (distIsCurrent()) {
   await import("../dist/cli/main.js");
