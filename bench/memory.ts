@@ -1,7 +1,11 @@
 // Item 3: memory. The real `ledger-sync backfill --inline` backfills the whole history in a child
 // process; this process samples the child's resident set (VmRSS) every 100 ms and follows the
 // progress in the database, to show the peak and whether memory grows as the history does.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import pg from "pg";
+import { distIsCurrent } from "../scripts/dist.js";
 import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
@@ -15,6 +19,12 @@ export interface MemoryResult {
   bills: number;
   seconds: number;
   peakRss: number;
+  /** The kernel's high-water mark (VmHWM) at the last sample: the true peak, spikes between samples included. */
+  hwmRss: number;
+  /** Peak RSS of `node -e ""` with the same start-up options: the floor under everything ours. */
+  nodeAloneRss: number;
+  /** How the CLI was started: bin/ledger-sync.js's first line (environment, node options). */
+  startedAs: string;
   samples: number;
   /** RSS when progress first reached 25, 50, 75 and 100%. */
   rssAt: number[];
@@ -23,7 +33,41 @@ export interface MemoryResult {
   stored: number;
 }
 
+/**
+ * What executing bin/ledger-sync.js adds to `node bin/ledger-sync.js`, as in the Docker image and
+ * with npx: its `#!/usr/bin/env -S [NAME=value ...] node [options]` line. The benchmark runs
+ * `node bin/ledger-sync.js` (startCli), which does not read that line, so the assignments are
+ * passed as environment and the options as NODE_OPTIONS: the CLI is measured as it runs.
+ */
+function binStart(): { env: Record<string, string>; nodeOptions: string; line: string } {
+  const first = readFileSync(resolve("bin/ledger-sync.js"), "utf8").split("\n", 1)[0] ?? "";
+  const words = /^#!\/usr\/bin\/env -S (.*)$/.exec(first)?.[1]?.trim().split(/\s+/) ?? [];
+  const env: Record<string, string> = {};
+  while (words[0]?.includes("=")) {
+    const [name, ...value] = words.shift()!.split("=");
+    env[name!] = value.join("=");
+  }
+  if (words.shift() !== "node") return { env: {}, nodeOptions: "", line: "" };
+  const nodeOptions = words.join(" ");
+  return { env, nodeOptions, line: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), "node", nodeOptions].filter(Boolean).join(" ") };
+}
+
+function hwmBytes(pid: number): number | undefined {
+  try {
+    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
+  // The CLI runs dist/ only while it matches the sources, else the sources through tsx (~30 MB
+  // more): measure the build, as installed, not whichever the working tree happens to give.
+  if (!distIsCurrent()) execFileSync(process.execPath, [resolve("scripts/build.js")], { stdio: ["ignore", "ignore", "inherit"] });
+  const start = binStart();
+  const startEnv = { ...start.env, ...(start.nodeOptions ? { NODE_OPTIONS: start.nodeOptions } : {}) };
+  const nodeAloneRss = Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.resourceUsage().maxRSS * 1024))"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...startEnv } }));
   const scope = new Cleanup();
   try {
     const database = await benchDatabase(scope);
@@ -39,6 +83,7 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
       RATE_LIMIT_IP_WEIGHT: "1000000000",
       RATE_LIMIT_UID_WEIGHT: "1000000000",
       LOG_LEVEL: "warn",
+      ...startEnv,
     };
     const t0 = performance.now();
     const child = startCli(["backfill", "--inline", "--from", String(HISTORY_FROM_MS), "--to", String(HISTORY_TO_MS)], env, scope);
@@ -46,7 +91,11 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     let phase = 0;
     const phasePeaks = [0, 0, 0, 0, 0];
     const rssAt: number[] = [];
-    const sampler = new RssSampler(child.pid, 100, (rss) => (phasePeaks[phase] = Math.max(phasePeaks[phase]!, rss)));
+    let hwmRss = 0;
+    const sampler = new RssSampler(child.pid, 100, (rss) => {
+      phasePeaks[phase] = Math.max(phasePeaks[phase]!, rss);
+      hwmRss = hwmBytes(child.pid) ?? hwmRss;
+    });
     scope.add("stop sampling RSS", () => sampler.stop());
     let polling = true;
     const poll = (async () => {
@@ -69,7 +118,7 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     if (code !== 0) throw new Error(`ledger-sync backfill exited ${code}:\n${child.tail()}`);
     while (rssAt.length < 4) rssAt.push(sampler.last);
     const { rows } = await progressDb.query<{ n: number }>("SELECT count(*)::int AS n FROM bills");
-    return { bills, seconds, peakRss: sampler.peak, samples: sampler.samples, rssAt, phasePeaks, stored: rows[0]?.n ?? 0 };
+    return { bills, seconds, peakRss: sampler.peak, hwmRss: Math.max(hwmRss, sampler.peak), nodeAloneRss, startedAs: start.line, samples: sampler.samples, rssAt, phasePeaks, stored: rows[0]?.n ?? 0 };
   } finally {
     await scope.run();
   }
@@ -78,15 +127,17 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
 export function memoryRows(r: MemoryResult, sizeNote: string): Row[] {
   return [
     ["bills backfilled", `${int(r.bills)}${sizeNote} (stored: ${int(r.stored)}; ${sec(r.seconds)} including start-up, ${int(r.bills / r.seconds)} bills/s)`],
-    ["peak RSS of the backfill process (goal <= 150 MB)", `${mb(r.peakRss)} (${int(r.samples)} samples)`],
+    ["peak RSS of the backfill process (goal <= 150 MB)", `${mb(r.peakRss)} (${int(r.samples)} samples); kernel high-water mark ${mb(r.hwmRss)}`],
     ["RSS at 25% / 50% / 75% / 100% of the history", r.rssAt.map(mb).join(" / ")],
-    ["peak RSS during start-up (before the first commit)", mb(r.phasePeaks[0]!)],
+    ["peak RSS during start-up (before the first commit)", `${mb(r.phasePeaks[0]!)} (node alone: ${mb(r.nodeAloneRss)})`],
+    ["started as (bin/ledger-sync.js's first line)", `${r.startedAs || "node"} bin/ledger-sync.js`],
     ["peak RSS within each quarter of the history", r.phasePeaks.slice(1).map(mb).join(" / ")],
   ];
 }
 
 export const MEMORY_METHOD = [
   "`ledger-sync backfill --inline --from <start> --to <end>` (the real CLI: default 24-hour windows, one after another) runs as a child process against the sandbox (own process, limits off) with RATE_LIMIT_* out of the way, into a fresh database.",
-  "RSS = VmRSS from /proc/<pid>/status of the child (the node process itself: bin/ledger-sync.js loads the TypeScript in-process), sampled every 100 ms; peak = highest sample.",
-  "Progress = (highest backfill-window cursor committed − start) ÷ (end − start), polled every 250 ms; the history is spread evenly in time, so this is the share of bills done. RSS at 100% is taken when the last window's cursor is committed (before the process closes). Start-up = from spawn to the first commit (loading the TypeScript through tsx, Prisma client, connections). Flat means the quarter peaks do not climb with progress.",
+  "The CLI runs as installed: the dist/ build (built first if it does not match the sources), started as executing bin/ledger-sync.js starts it (the Docker image, npx): its first line's environment assignments are passed as environment and its node options as NODE_OPTIONS; bin/ledger-sync.js sets its other V8 options itself.",
+  "RSS = VmRSS from /proc/<pid>/status of the child (the node process itself), sampled every 100 ms; peak = highest sample. The kernel high-water mark (VmHWM, read with each sample) also counts spikes between samples. Node alone = peak RSS of `node -e` started the same way.",
+  "Progress = (highest backfill-window cursor committed − start) ÷ (end − start), polled every 250 ms; the history is spread evenly in time, so this is the share of bills done. RSS at 100% is taken when the last window's cursor is committed (before the process closes). Start-up = from spawn to the first commit (loading the modules, Prisma client and its query compiler, connections). Flat means the quarter peaks do not climb with progress.",
 ];

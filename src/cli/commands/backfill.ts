@@ -45,10 +45,10 @@ export function registerBackfill(program: Command): void {
       const databaseUrl = requireDatabaseUrl(config);
       const { planBackfill } = await import("../../jobs/backfill-plan.ts");
       const plans = accounts.map((a) => ({ account: a, windows: planBackfill(a.name, o.from, toMs, o.windowHours * 3_600_000) }));
-      const { runInline, runQueued } = await import("../backfill-runner.ts");
+      // Each way loads only its own modules: the inline run opens no Redis connection or queue.
       const ok = o.inline
-        ? await runInline({ config, logger, databaseUrl, plans })
-        : await runQueued({ config, logger, databaseUrl, redisUrl: requireRedisUrl(config), plans });
+        ? await (await import("../backfill-runner.ts")).runInline({ config, logger, databaseUrl, plans })
+        : await (await import("../backfill-queued.ts")).runQueued({ config, logger, databaseUrl, redisUrl: requireRedisUrl(config), plans });
       if (!ok.complete) throw new CliExit(EXIT.failed, ok.reason);
       process.stdout.write(`backfill complete: ${ok.windows} windows, ${ok.bills} bills in range\n`);
       assertProven(ok.unverifiedMilliseconds);

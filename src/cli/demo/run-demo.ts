@@ -12,7 +12,7 @@ import { migrateDeploy } from "../../store/migrate/index.ts";
 import { createDb } from "../../store/prisma.ts";
 import { planBackfill } from "../../jobs/backfill-plan.ts";
 import { startWorker, type RunningWorker } from "../../jobs/worker.ts";
-import { runQueued } from "../backfill-runner.ts";
+import { runQueued } from "../backfill-queued.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 import { isoList } from "../sync-summary.ts";
 import { DEMO_HISTORY_MS, demoAnchor } from "./demo-anchor.ts";
