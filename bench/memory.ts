@@ -67,7 +67,14 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
   if (!distIsCurrent()) execFileSync(process.execPath, [resolve("scripts/build.js")], { stdio: ["ignore", "ignore", "inherit"] });
   const start = binStart();
   const startEnv = { ...start.env, ...(start.nodeOptions ? { NODE_OPTIONS: start.nodeOptions } : {}) };
-  const nodeAloneRss = Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.resourceUsage().maxRSS * 1024))"], { encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...startEnv } }));
+  // VmHWM, not getrusage's maxRSS: Linux keeps ru_maxrss across execve, so the child would report
+  // this (much larger) benchmark process's peak as its own.
+  const nodeAloneRss = Number(
+    execFileSync(process.execPath, ["-e", 'process.stdout.write(String(Number(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status", "utf8"))[1]) * 1024))'], {
+      encoding: "utf8",
+      env: { PATH: process.env.PATH ?? "", ...startEnv },
+    }),
+  );
   const scope = new Cleanup();
   try {
     const database = await benchDatabase(scope);
