@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import { freePort } from "../src/cli/demo/free-port.ts";
 import { planBackfill } from "../src/jobs/backfill-plan.ts";
 import { BackfillQueue } from "../src/jobs/backfill-queue.ts";
-import { backfillCursorStream } from "../src/jobs/processors/backfill.ts";
+import { backfillCursorStream } from "../src/jobs/backfill-plan.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, type SandboxCredentials } from "../src/sandbox/index.ts";
 import { backfillProgress } from "../src/store/backfill-progress.ts";
 import { createDb } from "../src/store/prisma.ts";

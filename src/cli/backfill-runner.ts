@@ -1,13 +1,11 @@
 // Runs a planned backfill in this process (`backfill --inline`), and what the queued run
 // (backfill-queued.ts) shares with it: the plan, the outcome, progress read from the database.
-// The queue itself (ioredis, BackfillQueue) is only in backfill-queued.ts. backfillCursorStream
-// still comes from the worker's window processor, whose module loads bullmq (and with it ioredis,
-// ~15 MB resident) although an inline backfill never queues anything.
+// The queue itself (ioredis, BackfillQueue) is only in backfill-queued.ts: nothing here loads
+// bullmq or ioredis (~15 MB resident), which an inline backfill never uses.
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import { exchangeClientFromConfig, localWeightGate } from "../exchange/client-from-config.ts";
-import type { BackfillWindow } from "../jobs/backfill-plan.ts";
-import { backfillCursorStream } from "../jobs/processors/backfill.ts";
+import { backfillCursorStream, type BackfillWindow } from "../jobs/backfill-plan.ts";
 import type { Logger } from "../log/logger.ts";
 import { backfillProgress } from "../store/backfill-progress.ts";
 import { createDb, type Db } from "../store/prisma.ts";

@@ -9,6 +9,9 @@ export interface BackfillWindow {
 
 export const DEFAULT_BACKFILL_WINDOW_MS = 86_400_000;
 
+/** A window's own bookmark in sync_state. */
+export const backfillCursorStream = (fromMs: number, toMs: number) => `bills-backfill:${fromMs}-${toMs}`;
+
 /** BullMQ custom ids may not contain ':'. */
 export const backfillJobId = (account: string, fromMs: number, toMs: number) => `backfill_${account}_${fromMs}_${toMs}`;
 

@@ -10,11 +10,10 @@
 import { DelayedError, Job, type Queue } from "bullmq";
 import { readCursor } from "../../store/cursors.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
-import { backfillJobId } from "../backfill-plan.ts";
+import { backfillCursorStream, backfillJobId } from "../backfill-plan.ts";
 import { billsLock, type WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
-export const backfillCursorStream = (fromMs: number, toMs: number) => `bills-backfill:${fromMs}-${toMs}`;
 
 /** How long a window whose predecessor is unfinished steps aside (its predecessor promotes it sooner). */
 const PREDECESSOR_WAIT_MS = 10_000;
