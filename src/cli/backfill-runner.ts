@@ -7,7 +7,7 @@ import type { Config } from "../config/index.ts";
 import { exchangeClientFromConfig, localWeightGate } from "../exchange/client-from-config.ts";
 import { backfillCursorStream, type BackfillWindow } from "../jobs/backfill-plan.ts";
 import type { Logger } from "../log/logger.ts";
-import { backfillProgress } from "../store/backfill-progress.ts";
+import { backfillProgress, backfillWindowsDone } from "../store/backfill-progress.ts";
 import { createDb, type Db } from "../store/prisma.ts";
 import { syncAccountBills } from "../streams/bills/index.ts";
 import { ProgressReporter } from "./progress.ts";
@@ -44,14 +44,24 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
   // One gate for every account: they share this process's IP (and, conservatively, one UID budget).
   const gate = localWeightGate(config);
   const unverified: number[] = [];
+  const windowsTotal = plans.reduce((n, p) => n + p.windows.length, 0);
   try {
+    // Bills are counted in the ranges once, then followed by what each window inserted: counting
+    // the whole range again after every window read the backfill's history once per window.
+    let bills = (await progressOf(db, plans)).bills;
+    const windowsDone = async () => {
+      let n = 0;
+      for (const p of plans) n += await backfillWindowsDone(db, p.account.name, p.windows.map((w) => w.data), backfillCursorStream);
+      return n;
+    };
     for (const plan of plans) {
       const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate, logger });
       try {
         for (const w of plan.windows) {
           const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });
           unverified.push(...s.unverifiedMilliseconds);
-          reporter.update(await progressOf(db, plans));
+          bills += s.inserted;
+          reporter.update({ windowsDone: await windowsDone(), bills, windowsTotal });
         }
       } finally {
         await client.close();

@@ -2,18 +2,29 @@
 // bookmark (bills-backfill:<from>-<to>) reached its end; bills are counted in the range.
 import type { Db } from "./prisma.ts";
 
-export async function backfillProgress(db: Db, account: string, windows: { fromMs: number; toMs: number }[], streamOf: (fromMs: number, toMs: number) => string): Promise<{ windowsDone: number; bills: number }> {
-  if (windows.length === 0) return { windowsDone: 0, bills: 0 };
-  const [row] = await db.$queryRawUnsafe<{ done: number; bills: number }[]>(
-    `SELECT
-       (SELECT count(*)::int FROM sync_state s JOIN unnest($2::text[], $3::bigint[]) AS w(stream, to_ms) ON s.stream = w.stream
-        WHERE s.account_name = $1 AND s.cursor_ms >= w.to_ms) AS done,
-       (SELECT count(*)::int FROM bills WHERE account_name = $1 AND created_at_ms BETWEEN $4 AND $5) AS bills`,
+type Window = { fromMs: number; toMs: number };
+
+/** Windows whose bookmark reached their end (one small join over sync_state). */
+export async function backfillWindowsDone(db: Db, account: string, windows: Window[], streamOf: (fromMs: number, toMs: number) => string): Promise<number> {
+  if (windows.length === 0) return 0;
+  const [row] = await db.$queryRawUnsafe<{ done: number }[]>(
+    `SELECT count(*)::int AS done FROM sync_state s JOIN unnest($2::text[], $3::bigint[]) AS w(stream, to_ms) ON s.stream = w.stream
+     WHERE s.account_name = $1 AND s.cursor_ms >= w.to_ms`,
     account,
     windows.map((w) => streamOf(w.fromMs, w.toMs)),
     windows.map((w) => String(w.toMs)),
+  );
+  return row?.done ?? 0;
+}
+
+/** Windows done and the bills stored in their whole range (a count over the range: not per page). */
+export async function backfillProgress(db: Db, account: string, windows: Window[], streamOf: (fromMs: number, toMs: number) => string): Promise<{ windowsDone: number; bills: number }> {
+  if (windows.length === 0) return { windowsDone: 0, bills: 0 };
+  const [row] = await db.$queryRawUnsafe<{ bills: number }[]>(
+    "SELECT count(*)::int AS bills FROM bills WHERE account_name = $1 AND created_at_ms BETWEEN $2 AND $3",
+    account,
     windows[0]!.fromMs,
     windows.at(-1)!.toMs,
   );
-  return { windowsDone: row?.done ?? 0, bills: row?.bills ?? 0 };
+  return { windowsDone: await backfillWindowsDone(db, account, windows, streamOf), bills: row?.bills ?? 0 };
 }
