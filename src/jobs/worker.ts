@@ -31,6 +31,22 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+  // Signals are taken from the first line of boot: a SIGTERM while connecting (a rollout, a
+  // supervisor stopping a worker it just started) waits for boot to finish and then shuts down in
+  // order, instead of killing the process on Node's default action.
+  const signals = workerSignals(logger, config.worker.shutdownTimeoutMs);
+  logger.info({ pid: process.pid }, "worker starting");
+  try {
+    const worker = await boot(config, logger);
+    signals.booted(worker);
+    return worker;
+  } catch (err) {
+    signals.release();
+    throw err;
+  }
+}
+
+async function boot(config: Config, logger: Logger): Promise<RunningWorker> {
   const accounts = loadAccounts(config);
   const databaseUrl = requireDatabaseUrl(config);
   const redisUrl = requireRedisUrl(config);
@@ -141,7 +157,56 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
       logger.info("shut down cleanly");
     })().finally(resolveDone));
 
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
   return { done, stop, metricsUrl: ops.url };
+}
+
+/**
+ * SIGTERM/SIGINT handling for the worker's whole life. Before boot ends a signal is remembered
+ * (and boot is given SHUTDOWN_TIMEOUT_MS to end, else the process exits 1: boot can wait forever on
+ * an unreachable Redis, and no job has started before boot ends, so nothing is cut short); once
+ * booted, the remembered or a later signal runs the ordered stop, and a second signal during that
+ * stop exits at once (the impatient operator's Ctrl-C twice; committed work is kept, the rest is
+ * redone from the cursor). Handlers are removed when the worker is done.
+ */
+function workerSignals(logger: Logger, timeoutMs: number): { booted(worker: RunningWorker): void; release(): void } {
+  let stop: ((reason: string) => Promise<void>) | undefined;
+  let pending: string | undefined;
+  let stopping = false;
+  let bootTimer: NodeJS.Timeout | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ reason: signal }, "second signal during shutdown: exiting now (committed progress is kept)");
+      process.exit(1);
+    }
+    if (stop) {
+      stopping = true;
+      return void stop(signal);
+    }
+    if (pending) return;
+    pending = signal;
+    logger.info({ reason: signal, timeoutMs }, "signal during start-up: shutting down once started");
+    bootTimer = setTimeout(() => {
+      logger.error({ reason: signal, timeoutMs }, "start-up did not finish within SHUTDOWN_TIMEOUT_MS of the signal: exiting without an ordered shutdown");
+      process.exit(1);
+    }, timeoutMs);
+  };
+  const release = () => {
+    clearTimeout(bootTimer);
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return {
+    booted(worker) {
+      clearTimeout(bootTimer);
+      stop = worker.stop;
+      void worker.done.finally(release);
+      if (pending) {
+        stopping = true;
+        void stop(pending);
+      }
+    },
+    release,
+  };
 }

@@ -244,6 +244,9 @@ describe("fault scenario 1: crash anywhere", () => {
       expect(kills.filter((k) => k.kind === "mid-write").length).toBeGreaterThan(0);
 
       const last = worker;
+      // A signal before the process has loaded its code gets Node's default action (killed, no
+      // exit code); from "worker starting" on, SIGTERM is an ordered shutdown, also mid-boot.
+      await waitForLine(last, (l) => l.msg === "worker starting", 60_000, () => false);
       last.signal("SIGTERM");
       expect(await last.exited).toBe(0);
     } finally {
