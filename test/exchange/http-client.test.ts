@@ -50,6 +50,20 @@ describe("exchange client", () => {
     expect(client.recentlyThrottled(0)).toBe(false);
   });
 
+  it("does not count sitting out its own 429 pause as the budget setting the pace", async () => {
+    // The first request meets a 429 with Retry-After: 1; a second one, asked during that pause,
+    // waits at the gate for the pause alone (the budget is far from full).
+    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429-retry-after"] } }, 2);
+    const first = fetchBillsPage(client, query);
+    await new Promise((r) => setTimeout(r, 100));
+    sandbox.setFaults({ rate: 0 });
+    const started = Date.now();
+    await fetchBillsPage(client, query);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800); // it did wait for the pause
+    await first;
+    expect(client.recentlyThrottled()).toBe(false);
+  });
+
   it("stops at once on an expired timestamp (40008) and says to check the clock", async () => {
     const { sandbox, client, query } = await setup({ timestampToleranceMs: -1 });
     const err = await fetchBillsPage(client, query).catch((e: unknown) => e);
