@@ -31,13 +31,15 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
-  // Signals are taken from the first line of boot: a SIGTERM while connecting (a rollout, a
-  // supervisor stopping a worker it just started) waits for boot to finish and then shuts down in
-  // order, instead of killing the process on Node's default action.
+  // Configuration errors first: they are the caller's one-line refusal, before anything starts.
+  const settings: BootSettings = { accounts: loadAccounts(config), databaseUrl: requireDatabaseUrl(config), redisUrl: requireRedisUrl(config) };
+  // Signals are taken from here on: a SIGTERM while connecting (a rollout, a supervisor stopping a
+  // worker it just started) waits for boot to finish and then shuts down in order, instead of
+  // killing the process on Node's default action.
   const signals = workerSignals(logger, config.worker.shutdownTimeoutMs);
-  logger.info({ pid: process.pid }, "worker starting");
+  logger.info({ pid: process.pid, accounts: settings.accounts.map((a) => a.name) }, "worker starting");
   try {
-    const worker = await boot(config, logger);
+    const worker = await boot(config, logger, settings);
     signals.booted(worker);
     return worker;
   } catch (err) {
@@ -46,10 +48,13 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   }
 }
 
-async function boot(config: Config, logger: Logger): Promise<RunningWorker> {
-  const accounts = loadAccounts(config);
-  const databaseUrl = requireDatabaseUrl(config);
-  const redisUrl = requireRedisUrl(config);
+interface BootSettings {
+  accounts: ReturnType<typeof loadAccounts>;
+  databaseUrl: string;
+  redisUrl: string;
+}
+
+async function boot(config: Config, logger: Logger, { accounts, databaseUrl, redisUrl }: BootSettings): Promise<RunningWorker> {
   const prefix = config.worker.queuePrefix;
   const startedAt = new Date();
 
