@@ -41,6 +41,8 @@ export interface BillsRange {
   maxWindowMs?: number;
   /** Requests in flight at once (default DEFAULT_BILLS_CONCURRENCY). */
   concurrency?: number;
+  /** When to ask a slow head window again (default HEDGE); false: never. */
+  hedge?: false | { minMs: number; factor: number };
 }
 
 export interface BillsSyncSummary {
@@ -60,8 +62,10 @@ export interface BillsSyncSummary {
   revised: number;
   quarantined: number;
   unknownBusinessTypes: string[];
-  /** Requests for windows re-planned before their answer came (window-pipeline.ts recut). */
+  /** Requests called off before their answer came: windows re-planned, and hedge races' losers (window-pipeline.ts). */
   requestsCalledOff: number;
+  /** Second requests sent for a slow head window (window-pipeline.ts hedging). */
+  requestsHedged: number;
   /**
    * Time spent waiting for the exchange (request, transfer, parse, validation), seconds, summed
    * over requests: with several in flight at once this exceeds the wall time.
@@ -77,9 +81,16 @@ const HOUR = 3_600_000;
 export const DEFAULT_BILLS_CONCURRENCY = 4;
 /** Windows held at most ahead of the commit (memory bound: a window is at most a page or a piece). */
 const MAX_WINDOWS_AHEAD = 64;
+/**
+ * A head window still unanswered after max(100 ms, 4 x the median window's time) is asked again
+ * (window-pipeline.ts). 4x the median is far outside normal variation (a loopback request takes
+ * 10-25 ms, a remote one 100-300 ms), so it only fires on a stall or a retry's backoff; never while
+ * the weight budget sets the pace, where a second request would only spend the budget.
+ */
+export const HEDGE = { minMs: 100, factor: 4 };
 
 export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promise<BillsSyncSummary> {
-  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], requestsCalledOff: 0, fetchSeconds: 0, writeSeconds: 0 };
+  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], requestsCalledOff: 0, requestsHedged: 0, fetchSeconds: 0, writeSeconds: 0 };
   const concurrency = range.concurrency ?? DEFAULT_BILLS_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
   // Stops the other requests in flight when the run fails (and follows the caller's signal).
@@ -149,6 +160,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     maxSlots: MAX_WINDOWS_AHEAD,
     widthMs: () => sizer.widthMs,
     fetch: (fromMs, toMs, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), fromMs, toMs, range.limit, windowBounds),
+    ...(range.hedge === false ? {} : { hedge: { enabled: () => !deps.throttled?.(), ...(range.hedge ?? HEDGE) } }),
   });
 
   const commit = async (fromMs: number, toMs: number, items: WindowItems) => {
@@ -172,7 +184,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
         sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
         pipeline.retryHead();
-        summary.requestsCalledOff += pipeline.recut(sizer.widthMs);
+        pipeline.recut(sizer.widthMs);
         continue;
       }
       const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);
@@ -195,6 +207,9 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     await pipeline.settle();
     await writer.settle();
     throw err;
+  } finally {
+    summary.requestsCalledOff = pipeline.calledOff;
+    summary.requestsHedged = pipeline.hedges;
   }
   summary.unknownBusinessTypes = [...unknownTypes];
   return summary;

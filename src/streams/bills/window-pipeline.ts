@@ -8,6 +8,12 @@
 // still never passes a window that is not stored.
 //
 // Memory stays bounded: at most `maxSlots` windows are held (answered, in flight or waiting).
+//
+// Hedging (when the caller allows it, i.e. not while a weight budget sets the pace): the head is
+// the one request everything waits for, so when it is still unanswered long after a typical window
+// took (a stalled connection, a retry sleeping its backoff), the same window is asked a second time
+// and whichever answer comes first is used; the other request is called off. Only the head is
+// hedged, at most once per launch: it costs about one extra request per slow head, never more.
 import type { WindowFetch } from "./fetch-window.ts";
 
 interface Slot {
@@ -15,8 +21,24 @@ interface Slot {
   toMs: number;
   /** Unset until launched: a range waiting to be launched is cut at the sizer's width first. */
   fetch?: Promise<WindowFetch>;
+  /** Calls off every request of this window (the first and any hedge). */
   abort?: AbortController;
   settled: boolean;
+  /** When the first request was launched (performance.now()). */
+  launchedAt?: number;
+  /** Starts the hedge request (set while the first request is unanswered and not yet hedged). */
+  hedge?: () => void;
+  /** Requests of this window in flight (1, or 2 while hedged). */
+  running?: number;
+}
+
+export interface HedgePolicy {
+  /** Whether a hedge may be sent now (false while a weight budget sets the pace). */
+  enabled: () => boolean;
+  /** Never hedge a head younger than this. */
+  minMs: number;
+  /** Hedge once the head is this many times older than the median answered window. */
+  factor: number;
 }
 
 export interface PipelineHead {
@@ -36,7 +58,12 @@ export interface PipelineOptions {
   widthMs: () => number;
   /** Fetches one window; `signal` aborts it when the window is re-planned (see recut). */
   fetch: (fromMs: number, toMs: number, signal: AbortSignal) => Promise<WindowFetch>;
+  /** Hedge a slow head (see the top of this file); default: never. */
+  hedge?: HedgePolicy;
 }
+
+/** Answered windows whose fetch times make "typical" (the median of the last ones). */
+const LATENCY_SAMPLES = 32;
 
 export class WindowPipeline {
   private readonly slots: Slot[] = [];
@@ -47,6 +74,10 @@ export class WindowPipeline {
    * promise that resolves when it settles, however it ends (waiting on it never throws).
    */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Fetch times (ms) of the last answered windows, for the hedge delay. */
+  private readonly latencies: number[] = [];
+  private calledOffCount = 0;
+  private hedgeCount = 0;
 
   constructor(private readonly o: PipelineOptions) {
     this.next = o.fromMs;
@@ -54,6 +85,16 @@ export class WindowPipeline {
 
   get finished(): boolean {
     return this.slots.length === 0 && this.next > this.o.toMs;
+  }
+
+  /** Requests called off so far: windows re-planned (recut) and hedge races' losers. */
+  get calledOff(): number {
+    return this.calledOffCount;
+  }
+
+  /** Hedge requests sent so far. */
+  get hedges(): number {
+    return this.hedgeCount;
   }
 
   /** Waits until the earliest window is answered; launches what fits meanwhile. Rethrows its failure. */
@@ -67,9 +108,29 @@ export class WindowPipeline {
       if (!h) throw new Error("window pipeline: head() called when finished");
       if (h.settled) return { fromMs: h.fromMs, toMs: h.toMs, fetched: await h.fetch! };
       // Wait for any request to finish, then launch the next: windows behind a slow head keep
-      // being fetched (up to maxSlots), so one stall does not stop the others.
-      await Promise.race(this.inFlight);
+      // being fetched (up to maxSlots), so one stall does not stop the others. A head that may be
+      // hedged also wakes us when its hedge is due.
+      const due = this.hedgeDue(h);
+      if (due !== undefined && due <= 0) {
+        this.hedgeCount++;
+        h.hedge!();
+        continue;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const wake = due === undefined ? [] : [new Promise<void>((r) => (timer = setTimeout(r, due)))];
+      await Promise.race([...this.inFlight, ...wake]);
+      clearTimeout(timer);
     }
+  }
+
+  /** Milliseconds until the head's hedge is due (<= 0: now), or undefined when it is not to be hedged. */
+  private hedgeDue(h: Slot): number | undefined {
+    const policy = this.o.hedge;
+    if (!policy || !h.hedge || h.launchedAt === undefined || !policy.enabled()) return undefined;
+    const sorted = [...this.latencies].sort((a, b) => a - b);
+    const typical = sorted.length > 0 ? sorted[Math.floor(sorted.length / 2)]! : 0;
+    const after = Math.max(policy.minMs, policy.factor * typical);
+    return h.launchedAt + after - performance.now();
   }
 
   /** The head is done with (committed). */
@@ -95,11 +156,12 @@ export class WindowPipeline {
     for (let i = 1; i < this.slots.length; i++) {
       const s = this.slots[i]!;
       if (!s.fetch || s.settled || s.toMs - s.fromMs + 1 <= widthMs) continue;
+      calledOff += s.running ?? 0;
       s.abort!.abort(new Error("window re-planned"));
-      calledOff++;
       // A fresh slot: the old one's settle callback still marks the old object.
       this.slots[i] = { fromMs: s.fromMs, toMs: s.toMs, settled: false };
     }
+    this.calledOffCount += calledOff;
     return calledOff;
   }
 
@@ -129,17 +191,64 @@ export class WindowPipeline {
   }
 
   private launch(s: Slot): void {
-    s.abort = new AbortController();
-    s.fetch = this.o.fetch(s.fromMs, s.toMs, s.abort.signal);
+    const abort = new AbortController();
+    s.abort = abort;
+    s.launchedAt = performance.now();
+    s.running = 0;
+    let done = false;
+    let failures = 0;
+    let started = 0;
+    let resolve!: (v: WindowFetch) => void;
+    let reject!: (e: unknown) => void;
+    s.fetch = new Promise<WindowFetch>((res, rej) => ((resolve = res), (reject = rej)));
     // Marks the outcome as handled here: a failure is rethrown when the slot reaches the head.
-    const settled: Promise<void> = s.fetch.then(
+    s.fetch.then(
       () => undefined,
       () => undefined,
     );
-    this.inFlight.add(settled);
-    void settled.then(() => {
-      s.settled = true;
-      this.inFlight.delete(settled);
-    });
+    const start = () => {
+      started++;
+      const launchedAt = performance.now();
+      s.running!++;
+      const request = this.o.fetch(s.fromMs, s.toMs, abort.signal);
+      const settled: Promise<void> = request.then(
+        (value) => {
+          if (done) return;
+          done = true;
+          this.latencies.push(performance.now() - launchedAt);
+          if (this.latencies.length > LATENCY_SAMPLES) this.latencies.shift();
+          resolve(value);
+        },
+        (err: unknown) => {
+          failures++;
+          // The window fails only when every request of it has failed (a hedge may still answer);
+          // a window whose only request failed is not hedged any more.
+          if (!done && failures === started) {
+            done = true;
+            s.hedge = undefined;
+            reject(err);
+          }
+        },
+      );
+      this.inFlight.add(settled);
+      void settled.then(() => {
+        this.inFlight.delete(settled);
+        s.running!--;
+        if (done && !s.settled) {
+          s.settled = true;
+          s.hedge = undefined;
+          // The race is decided: the other request of a hedged window is called off.
+          if (s.running! > 0 && !abort.signal.aborted) {
+            this.calledOffCount += s.running!;
+            abort.abort(new Error("hedge answered first"));
+          }
+        }
+      });
+    };
+    s.hedge = () => {
+      s.hedge = undefined;
+      start();
+    };
+    start();
   }
 }

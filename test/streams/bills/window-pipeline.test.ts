@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
 import type { BillsQuery } from "../../../src/exchange/bills-endpoint.ts";
-import { syncBills, type BillsRange } from "../../../src/streams/bills/bills-stream.ts";
+import { syncBills, type BillsRange, type BillsSyncSummary } from "../../../src/streams/bills/bills-stream.ts";
 import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
 
 const logger = pino({ level: "silent" });
@@ -44,7 +44,12 @@ async function run(all: Bill[], behaviour: ModelBehaviour, range: BillsRange, op
       h.maxInFlight = Math.max(h.maxInFlight, inFlight);
       try {
         const ms = opts.delay?.(q) ?? 0;
-        if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+        // The wait ends early when the stream calls the request off (as a socket closed would).
+        if (ms > 0)
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, ms);
+            signal?.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+          });
         if (signal?.aborted) h.calledOff++;
         signal?.throwIfAborted();
         if (opts.failWhen?.(q)) throw new Error(`exchange down for ${q.startTime}`);
@@ -100,7 +105,7 @@ describe("windows in flight", () => {
     // Even density, pages never full: no window is re-planned, so the stalled one is answered.
     const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
     let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: false }, {
       delay: (q) => {
         if (stalled === undefined && q.startTime > 2000) {
           stalled = q;
@@ -142,5 +147,66 @@ describe("windows in flight", () => {
     expect(Math.max(...r.cursors)).toBeLessThan(2550);
     for (const b of r.stored.values()) expect(b.cTimeMs).toBeLessThanOrEqual(Math.max(...r.cursors));
     expect(r.maxInFlight).toBeLessThanOrEqual(4);
+  });
+
+  it("asks a stalled head window again, uses the first answer and calls off the other request", async () => {
+    const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
+    let stalled: BillsQuery | undefined;
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: { minMs: 150, factor: 4 } }, {
+      delay: (q) => {
+        if (stalled === undefined && q.startTime > 2000) {
+          stalled = q;
+          return 60_000; // a stall that never ends on its own
+        }
+        return 1;
+      },
+    });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    const same = r.sent.filter((q) => q.startTime === stalled!.startTime && q.endTime === stalled!.endTime);
+    expect(same).toHaveLength(2);
+    expect(r.calls).not.toContain(stalled); // its answer was never used: the hedge's was
+    // (At least: on a loaded machine another head may also be slow enough to be hedged.)
+    expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);
+    expect(r.calledOff).toBeGreaterThanOrEqual(1);
+    expect((r.summary as BillsSyncSummary).requestsCalledOff).toBeGreaterThanOrEqual(1);
+  });
+
+  it("keeps a window whose first request answers even when its hedge fails", async () => {
+    const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
+    let stalled: BillsQuery | undefined;
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: { minMs: 150, factor: 4 } }, {
+      delay: (q) => {
+        if (stalled === undefined && q.startTime > 2000) {
+          stalled = q;
+          return 400;
+        }
+        return 1;
+      },
+      failWhen: (q) => stalled !== undefined && q !== stalled && q.startTime === stalled.startTime && q.endTime === stalled.endTime,
+    });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);
+    expect(r.calls).toContain(stalled);
+  });
+
+  it("never hedges while the weight budget sets the pace", async () => {
+    const all = Array.from({ length: 1200 }, (_, i) => bill(i, 1000 + i * 3));
+    let stalled: BillsQuery | undefined;
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: { minMs: 150, factor: 4 } }, {
+      delay: (q) => {
+        if (stalled === undefined && q.startTime > 2000) {
+          stalled = q;
+          return 300;
+        }
+        return 1;
+      },
+      throttled: () => true,
+    });
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all));
+    expect((r.summary as BillsSyncSummary).requestsHedged).toBe(0);
+    expect(r.sent.filter((q) => q.startTime === stalled!.startTime && q.endTime === stalled!.endTime)).toHaveLength(1);
   });
 });
