@@ -47,8 +47,8 @@ export interface ResponseInfo {
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
 
-/** A wait at the weight gate longer than this means the budget, not the network, sets the pace. */
-const THROTTLED_WAIT_MS = 10;
+/** A request let through this soon after this client's own 429 pause ended was held back by the pause. */
+const PAUSE_SLACK_MS = 10;
 
 export class ExchangeClient {
   private readonly dispatcher: Agent;
@@ -83,7 +83,7 @@ export class ExchangeClient {
   }
 
   /**
-   * Whether a request had to wait for the weight budget within the last `withinMs`: callers then
+   * Whether the weight budget held a request back within the last `withinMs`: callers then
    * gain nothing from sending requests ahead, only risk spending them. A wait that only sat out
    * this client's own pause after a 429 does not count: that pause holds every request alike, and
    * once it ends the budget (the gate) paces whatever is sent; counting it made a few 429s (a
@@ -100,10 +100,9 @@ export class ExchangeClient {
   private async attempt<T>(c: ApiCall<T>): Promise<Outcome<T>> {
     const queryString = c.query ? new URLSearchParams(c.query).toString() : "";
     const body = c.body === undefined ? "" : JSON.stringify(c.body);
-    const asked = performance.now();
     const permit = await this.opts.gate.acquire(c.weight, c.signal);
     const started = performance.now();
-    if (started - asked > THROTTLED_WAIT_MS && Date.now() > this.pausedByUsUntil + THROTTLED_WAIT_MS) this.lastThrottledAt = Date.now();
+    if (permit.heldBack && Date.now() > this.pausedByUsUntil + PAUSE_SLACK_MS) this.lastThrottledAt = Date.now();
     let status: number | "error" = "error";
     try {
       // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.

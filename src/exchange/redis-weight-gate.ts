@@ -182,16 +182,19 @@ export class RedisWeightGate implements WeightGate {
   }
 
   private async waitAndCharge(cost: Weight, signal?: AbortSignal): Promise<RedisPermit> {
+    let heldBack = false;
     for (;;) {
       signal?.throwIfAborted();
       const localPause = this.localPauseUntil - Date.now();
       if (localPause > 0) {
+        heldBack = true;
         await sleep(localPause, signal);
         continue;
       }
       const id = `${this.instance}.${(this.seq++).toString(36)}`;
       const r = await this.runCharge("charge", cost, id);
-      if (r.granted) return this.permit(id, cost, r.nowMs);
+      if (r.granted) return this.permit(id, cost, r.nowMs, heldBack);
+      heldBack = true;
       await sleep(r.waitMs > 0 ? r.waitMs : this.pollMs, signal);
     }
   }
@@ -209,11 +212,12 @@ export class RedisWeightGate implements WeightGate {
     return { granted: granted === 1, waitMs: Number(waitMs), used, nowMs: Number(nowUs) / 1000 };
   }
 
-  private permit(id: string, cost: Weight, grantedAt: number): RedisPermit {
+  private permit(id: string, cost: Weight, grantedAt: number, heldBack: boolean): RedisPermit {
     const members = [`${id}:${cost.ip}`, `${id}:${cost.uid}`];
     let settled = false;
     const permit: RedisPermit = {
       grantedAt,
+      heldBack,
       settle: () => {
         if (settled) return;
         settled = true;

@@ -16,6 +16,12 @@ export interface WeightBudget {
 /** A charge against the budgets; settle() when the request has finished (successfully or not). */
 export interface Permit {
   settle(): void;
+  /**
+   * The budget held this request back before charging it (it was full, or paused after a 429).
+   * How long acquire() took is no such sign: a shared gate's round trips and its queue of
+   * waiters take time with the budget far from full.
+   */
+  readonly heldBack: boolean;
 }
 
 export interface WeightGate {
@@ -74,7 +80,7 @@ export class SlidingWindowGate implements WeightGate {
   }
 
   private async waitAndCharge(cost: Weight, signal?: AbortSignal): Promise<Permit> {
-    for (;;) {
+    for (let heldBack = false; ; heldBack = true) {
       signal?.throwIfAborted();
       const now = this.clock();
       this.expire(now);
@@ -82,7 +88,7 @@ export class SlidingWindowGate implements WeightGate {
       if (wait <= 0) {
         const charge: Charge = { at: Infinity, ip: cost.ip, uid: cost.uid };
         this.charges.push(charge);
-        return { settle: () => this.settle(charge) };
+        return { settle: () => this.settle(charge), heldBack };
       }
       await this.sleep(wait, signal);
     }

@@ -71,6 +71,20 @@ async function hammer(gate: RedisWeightGate, account: string, cost: Weight, requ
 }
 
 describe("RedisWeightGate", () => {
+  it("says which permits the budget held back: not those granted at once, however long the queue of waiters took", async () => {
+    const gate = processGate({ ip: { key: key("ip"), limit: 1000 }, uid: { key: key("uid"), limit: 1000 }, windowMs: 1000, maxInFlightMs: 5000 });
+    // 50 acquires at once: they take turns (one Redis round trip each), and none is held back.
+    const quick = await Promise.all(Array.from({ length: 50 }, () => gate.acquire({ ip: 1, uid: 1 })));
+    expect(quick.filter((p) => p.heldBack)).toHaveLength(0);
+    for (const p of quick) p.settle();
+    const small = processGate({ ip: { key: key("ip"), limit: 1 }, uid: { key: key("uid"), limit: 1 }, windowMs: 100, maxInFlightMs: 5000 });
+    const first = await small.acquire({ ip: 1, uid: 1 });
+    first.settle();
+    const second = await small.acquire({ ip: 1, uid: 1 });
+    second.settle();
+    expect([first.heldBack, second.heldBack]).toEqual([false, true]);
+  });
+
   it("keeps several processes together under both budgets in every sliding window, at close to the budget's rate", async () => {
     const windowMs = 250;
     const ip = { key: key("ip"), limit: 40 };

@@ -8,6 +8,21 @@ function virtualTime() {
 }
 
 describe("sliding-window weight gate", () => {
+  it("says which permits the budget or a pause held back", async () => {
+    const t = virtualTime();
+    const gate = new SlidingWindowGate({ ip: 2, uid: 2, windowMs: 1000 }, t.clock, t.sleep);
+    const held = async () => {
+      const p = await gate.acquire({ ip: 1, uid: 1 });
+      p.settle();
+      return p.heldBack;
+    };
+    expect([await held(), await held(), await held()]).toEqual([false, false, true]);
+    await t.sleep(5000);
+    expect(await held()).toBe(false);
+    gate.pauseUntil(t.now() + 500);
+    expect(await held()).toBe(true);
+  });
+
   it("never lets the charged weight in any window exceed either budget", async () => {
     const t = virtualTime();
     const gate = new SlidingWindowGate({ ip: 20, uid: 50, windowMs: 1000 }, t.clock, t.sleep);
