@@ -105,7 +105,13 @@ export class WindowPipeline {
       const first = this.slots[0];
       if (!first?.settled) this.fill();
       const h = this.slots[0];
-      if (!h) throw new Error("window pipeline: head() called when finished");
+      if (!h) {
+        if (this.finished || this.inFlight.size === 0) throw new Error("window pipeline: head() called when finished");
+        // Nothing launched: requests called off (a hedge race's loser, a re-planned window) still
+        // hold the in-flight places until they end, which is soon.
+        await Promise.race(this.inFlight);
+        continue;
+      }
       if (h.settled) return { fromMs: h.fromMs, toMs: h.toMs, fetched: await h.fetch! };
       // Wait for any request to finish, then launch the next: windows behind a slow head keep
       // being fetched (up to maxSlots), so one stall does not stop the others. A head that may be
