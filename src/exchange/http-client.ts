@@ -132,7 +132,11 @@ export class ExchangeClient {
       c.signal?.throwIfAborted();
       return { ok: false, reason: describeNetworkError(err, this.opts.timeoutMs) };
     } finally {
-      permit.settle();
+      // Without an answer (timed out, called off, connection lost) the request may still be on its
+      // way, sent just before we gave up: the exchange counts it when it arrives, up to a request
+      // timeout from now (the longest we let a request be under way), so its charge stays in flight
+      // that long. Settled now, it would leave our window before the exchange's (weight-gate.ts).
+      permit.settle(status === "error" ? this.opts.timeoutMs : 0);
       this.opts.onResponse?.({ endpoint: c.endpoint, status, durationMs: performance.now() - started });
     }
   }

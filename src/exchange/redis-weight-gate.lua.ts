@@ -88,13 +88,20 @@ return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now) }
 `;
 
 /**
- * The request finished: move the charge's "at" to now (it then counts for one more window).
- * KEYS: 1 ip zset, 2 uid zset. ARGV: 1 ip member, 2 uid member. XX: a charge that already expired
- * (or was released) is not resurrected.
+ * The request finished: move the charge's "at" to now plus the time the request may still take to
+ * reach the exchange (0 when it was answered); it then counts for one more window. Each key lives at
+ * least as long as that charge counts.
+ * KEYS: 1 ip zset, 2 uid zset. ARGV: 1 ip member, 2 uid member, 3 may-still-arrive ms, 4 key TTL ms.
+ * XX: a charge that already expired (or was released) is not resurrected.
  */
 export const SETTLE_SCRIPT = `${PRELUDE}
-local now = fmt(now_us())
-for i = 1, 2 do redis.call('ZADD', KEYS[i], 'XX', now, ARGV[i]) end
+local at = fmt(now_us() + tonumber(ARGV[3]) * 1000)
+local ttl = tonumber(ARGV[4])
+for i = 1, 2 do
+  if redis.call('ZADD', KEYS[i], 'XX', 'CH', at, ARGV[i]) == 1 and redis.call('PTTL', KEYS[i]) < ttl then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  end
+end
 return 1
 `;
 

@@ -5,7 +5,9 @@
 //   K        sorted set of charges. member "<id>:<weight>", score = the charge's "at" in Redis-TIME
 //            microseconds: the charge counts while at + window > now. In flight, at = acquire time +
 //            maxInFlightMs (so the charge of a process that died still expires); settle() moves it
-//            to the finish time. PEXPIREd to window + maxInFlight + 1 s on each charge, so idle keys vanish.
+//            to the finish time, or for a request given up without an answer to the latest time it
+//            may still reach the exchange (weight-gate.ts says why). PEXPIREd to window + maxInFlight
+//            + 1 s on each charge (and further on such a settle), so idle keys vanish.
 //   K:pause  present (with a PX expiry) while the exchange asked us to back off.
 // One script (redis-weight-gate.lua.ts) checks and charges both budgets atomically, so acquire() is
 // one round trip when the budget has room, plus one per wait. settle() is one fire-and-forget round trip.
@@ -218,10 +220,12 @@ export class RedisWeightGate implements WeightGate {
     const permit: RedisPermit = {
       grantedAt,
       heldBack,
-      settle: () => {
+      settle: (mayStillArriveMs = 0) => {
         if (settled) return;
         settled = true;
-        this.inBackground("settle", settle.run(this.redis, [this.ip.key, this.uid.key], members));
+        const delayMs = Math.max(0, mayStillArriveMs);
+        const ttlMs = Math.ceil(this.windowMs + delayMs) + 1000;
+        this.inBackground("settle", settle.run(this.redis, [this.ip.key, this.uid.key], [...members, delayMs, ttlMs]));
       },
     };
     this.members.set(permit, members);

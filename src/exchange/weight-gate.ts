@@ -1,9 +1,14 @@
 // Sliding-window weight budgets, enforced on our side so the exchange never has to refuse us.
 //
 // A request is charged from the moment it is sent; when it finishes, its charge is moved to the
-// finish time. The exchange counts a request when it receives it, which lies between the two, so
-// our window always expires a charge no earlier than the exchange's does: no safety margin needed,
-// no matter how the network delays requests.
+// finish time. The exchange counts a request when it receives it, which lies between the two for a
+// request that was answered, so our window expires its charge no earlier than the exchange's does:
+// no safety margin needed, no matter how the network delays requests.
+// A request given up without an answer (timed out, called off, connection lost) is different: it
+// may still be on its way, and the exchange counts it when it arrives, after we gave up. Settled at
+// the abort, its charge would leave our window before the exchange's, and the next request sent
+// into the gap would meet a genuine 429 (measured: test/exchange/http-client.test.ts). So such a
+// charge stays in flight for as long as the request may still arrive: settle(mayStillArriveMs).
 import { sleep } from "./sleep.ts";
 import type { Weight } from "./weights.ts";
 
@@ -15,7 +20,12 @@ export interface WeightBudget {
 
 /** A charge against the budgets; settle() when the request has finished (successfully or not). */
 export interface Permit {
-  settle(): void;
+  /**
+   * The request has finished. `mayStillArriveMs` (default 0): it ended without an answer and may
+   * still reach the exchange within this long, to be counted there; the charge stays in flight
+   * until then, and counts for one window after.
+   */
+  settle(mayStillArriveMs?: number): void;
   /**
    * The budget held this request back before charging it (it was full, or paused after a 429).
    * How long acquire() took is no such sign: a shared gate's round trips and its queue of
@@ -88,15 +98,15 @@ export class SlidingWindowGate implements WeightGate {
       if (wait <= 0) {
         const charge: Charge = { at: Infinity, ip: cost.ip, uid: cost.uid };
         this.charges.push(charge);
-        return { settle: () => this.settle(charge), heldBack };
+        return { settle: (mayStillArriveMs = 0) => this.settle(charge, mayStillArriveMs), heldBack };
       }
       await this.sleep(wait, signal);
     }
   }
 
-  /** In flight charges never expire (at = Infinity) until settled. */
-  private settle(charge: Charge): void {
-    if (charge.at === Infinity) charge.at = this.clock();
+  /** In flight charges never expire (at = Infinity) until settled; then at the latest time the exchange may count them. */
+  private settle(charge: Charge, mayStillArriveMs: number): void {
+    if (charge.at === Infinity) charge.at = this.clock() + Math.max(0, mayStillArriveMs);
   }
 
   private expire(now: number): void {

@@ -1,18 +1,87 @@
 // The exchange client against the sandbox over real HTTP: headers, errors, retries.
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
+import { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fetchBillsPage } from "../../src/exchange/bills-endpoint.ts";
 import { ExchangeApiError, ExchangeUnavailableError } from "../../src/exchange/errors.ts";
 import { ExchangeClient } from "../../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
+import { RedisWeightGate } from "../../src/exchange/redis-weight-gate.ts";
+import { SlidingWindowGate, type WeightGate } from "../../src/exchange/weight-gate.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.ts";
+import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
 let sandbox: Sandbox | undefined;
 let client: ExchangeClient | undefined;
+let relay: Relay | undefined;
 afterEach(async () => {
   await client?.close();
+  await relay?.close();
   await sandbox?.close();
+  client = relay = sandbox = undefined;
 });
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await createTestRedis();
+});
+afterAll(async () => {
+  await redis.cleanup();
+});
+
+interface Relay {
+  url: string;
+  /** Everything the next connection sends reaches the exchange this much later (a slow way there). */
+  delayNext(ms: number): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP relay in front of the sandbox, standing for the network between a client and an exchange:
+ * bytes a client has sent still arrive after the client has closed its connection.
+ */
+async function startRelay(target: string): Promise<Relay> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let nextDelay = 0;
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.on("error", () => undefined);
+    s.on("close", () => sockets.delete(s));
+  };
+  const server = createServer((down) => {
+    const delay = nextDelay;
+    nextDelay = 0;
+    const up = connect(Number(port), hostname);
+    track(down);
+    track(up);
+    down.on("data", (chunk: Buffer) => {
+      if (delay === 0) return void up.write(chunk);
+      const t = setTimeout(() => {
+        timers.delete(t);
+        up.write(chunk);
+      }, delay);
+      timers.add(t);
+    });
+    // The answer goes back while the client is there; once it has gone, the exchange's answer ends the relay.
+    up.on("data", (chunk: Buffer) => (down.destroyed ? up.destroy() : down.write(chunk)));
+    up.on("close", () => down.destroy());
+    down.on("close", () => {
+      if (delay === 0) up.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    delayNext: (ms) => void (nextDelay = ms),
+    close: async () => {
+      for (const t of timers) clearTimeout(t);
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 async function setup(options: SandboxOptions, maxAttempts = 3, gate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 })) {
   sandbox = await startSandbox({ billCount: 200, limits: null, ...options });
@@ -94,5 +163,51 @@ describe("exchange client", () => {
     // The sandbox sends Retry-After: 1 (second); backoff alone would wait at most 50 ms here.
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(sandbox.stats().requests).toBe(2);
+  });
+});
+
+describe("a request given up without an answer", () => {
+  // One bills request (UID weight 5) per window, on both sides.
+  const windowMs = 1000;
+  const timeoutMs = 800;
+
+  it.each(["in-process", "Redis"] as const)("stays charged (%s gate) for as long as it may still reach the exchange, so the next request meets no 429", async (kind) => {
+    sandbox = await startSandbox({ billCount: 200, limits: { ipWeight: 1000, uidWeight: 5, windowMs } });
+    relay = await startRelay(sandbox.url);
+    const connection = new Redis(redis.url);
+    const gate: WeightGate =
+      kind === "in-process"
+        ? new SlidingWindowGate({ ip: 1000, uid: 5, windowMs })
+        : new RedisWeightGate({ redis: connection, ip: { key: `${redis.prefix}:ip`, limit: 1000 }, uid: { key: `${redis.prefix}:uid`, limit: 5 }, windowMs, maxInFlightMs: timeoutMs });
+    client = new ExchangeClient({
+      baseUrl: relay.url,
+      credentials: DEFAULT_SANDBOX_CREDENTIALS,
+      locale: "en-US",
+      timeoutMs,
+      maxAttempts: 1, // a 429 fails the call
+      gate,
+      logger: pino({ level: "silent" }),
+    });
+    const truth = sandbox.truth();
+    const query = { startTime: truth[0]!.cTimeMs, endTime: truth.at(-1)!.cTimeMs, limit: 100 };
+    try {
+      // The first request is 400 ms on its way, and the caller calls it off after 50 ms (as the
+      // bills stream does with a window it re-plans). The exchange still gets it, and counts it,
+      // about 350 ms after the client gave up.
+      relay.delayNext(400);
+      const calledOff = new AbortController();
+      setTimeout(() => calledOff.abort(), 50);
+      await expect(fetchBillsPage(client, query, calledOff.signal)).rejects.toHaveProperty("name", "AbortError");
+      // The next one is sent as soon as the gate has room: had the first charge been settled at
+      // the abort, that is ~350 ms before the exchange's window has room, and the answer a 429.
+      const page = await fetchBillsPage(client, query);
+      expect(page.itemCount).toBe(100);
+      const stats = sandbox.stats();
+      expect(stats.billsRequests).toBe(2); // the called-off request did reach the exchange
+      expect(stats.rateLimited).toBe(0);
+    } finally {
+      if (gate instanceof RedisWeightGate) await gate.drain();
+      connection.disconnect();
+    }
   });
 });

@@ -162,6 +162,23 @@ describe("RedisWeightGate", () => {
     expect(secondAt).toBeLessThan(settledAt + windowMs + 2500); // not the 5 s crash expiry
   });
 
+  it("keeps a charge settled with mayStillArriveMs in flight that long, then one window, and its keys live as long", async () => {
+    const windowMs = 100;
+    const ip = { key: key("ip"), limit: 1 };
+    const uid = { key: key("uid"), limit: 1 };
+    const p1 = processGate({ ip, uid, windowMs, maxInFlightMs: 200 });
+    const p2 = processGate({ ip, uid, windowMs, maxInFlightMs: 200 });
+    const givenUp = await p1.acquire({ ip: 1, uid: 1 });
+    const settledAt = Date.now();
+    givenUp.settle(3000); // no answer: the request may still reach the exchange within 3 s
+    await p1.drain();
+    // The charge outlives the TTL set when it was made (window + maxInFlightMs + 1 s): so must the keys.
+    for (const k of [ip.key, uid.key]) expect(await redis.client.pttl(k)).toBeGreaterThan(3000 + windowMs);
+    const next = await p2.acquire({ ip: 1, uid: 1 });
+    next.settle();
+    expect(next.grantedAt).toBeGreaterThanOrEqual(settledAt + 3000 + windowMs);
+  });
+
   it("lets the charge of a process that died before settle() expire after maxInFlightMs + windowMs", async () => {
     const windowMs = 100;
     const maxInFlightMs = 150;

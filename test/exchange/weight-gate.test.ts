@@ -54,6 +54,16 @@ describe("sliding-window weight gate", () => {
     expect(secondAt).toBeGreaterThanOrEqual(settledAt + 100);
   });
 
+  it("keeps a charge settled with mayStillArriveMs in flight that long, then counts it a full window", async () => {
+    const t = virtualTime();
+    const gate = new SlidingWindowGate({ ip: 1, uid: 1, windowMs: 100 }, t.clock, t.sleep);
+    const givenUp = await gate.acquire({ ip: 1, uid: 1 });
+    givenUp.settle(300); // no answer: the request may still reach the exchange within 300 ms
+    const settledAt = t.now();
+    (await gate.acquire({ ip: 1, uid: 1 })).settle();
+    expect(t.now()).toBeGreaterThanOrEqual(settledAt + 300 + 100);
+  });
+
   it("holds everything back after pauseUntil (a 429 from the exchange)", async () => {
     const t = virtualTime();
     const gate = new SlidingWindowGate({ ip: 100, uid: 100, windowMs: 100 }, t.clock, t.sleep);
