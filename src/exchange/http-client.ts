@@ -47,15 +47,11 @@ export interface ResponseInfo {
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
 
-/** A request let through this soon after this client's own 429 pause ended was held back by the pause. */
-const PAUSE_SLACK_MS = 10;
 
 export class ExchangeClient {
   private readonly dispatcher: Agent;
   private readonly backoff: BackoffOptions;
   private lastThrottledAt = -Infinity;
-  /** Until when this client paused the gate after a 429 (epoch ms). */
-  private pausedByUsUntil = -Infinity;
 
   constructor(private readonly opts: ExchangeClientOptions) {
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
@@ -72,10 +68,7 @@ export class ExchangeClient {
       if (attempt === this.opts.maxAttempts) break;
       const delay = Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.backoff));
       // A 429 means the exchange's count is ahead of ours: nobody in this process sends until it passes.
-      if (outcome.rateLimited) {
-        this.pausedByUsUntil = Math.max(this.pausedByUsUntil, Date.now() + delay);
-        this.opts.gate.pauseUntil(this.pausedByUsUntil);
-      }
+      if (outcome.rateLimited) this.opts.gate.pauseUntil(Date.now() + delay);
       this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs: delay, reason: outcome.reason }, "exchange request failed; retrying");
       await sleep(delay, c.signal);
     }
@@ -84,10 +77,10 @@ export class ExchangeClient {
 
   /**
    * Whether the weight budget held a request back within the last `withinMs`: callers then
-   * gain nothing from sending requests ahead, only risk spending them. A wait that only sat out
-   * this client's own pause after a 429 does not count: that pause holds every request alike, and
-   * once it ends the budget (the gate) paces whatever is sent; counting it made a few 429s (a
-   * flaky proxy, an injected fault) put the stream one-request-at-a-time for 10 s each.
+   * gain nothing from sending requests ahead, only risk spending them. Sitting out a pause after
+   * a 429 does not count (Permit.heldBack): the pause holds every request alike, and once it ends
+   * the budget paces whatever is sent; counting it made a few 429s (a flaky proxy, an injected
+   * fault) put the stream one window at a time, unhedged, for 10 s each.
    */
   recentlyThrottled(withinMs = 10_000): boolean {
     return Date.now() - this.lastThrottledAt < withinMs;
@@ -102,7 +95,7 @@ export class ExchangeClient {
     const body = c.body === undefined ? "" : JSON.stringify(c.body);
     const permit = await this.opts.gate.acquire(c.weight, c.signal);
     const started = performance.now();
-    if (permit.heldBack && Date.now() > this.pausedByUsUntil + PAUSE_SLACK_MS) this.lastThrottledAt = Date.now();
+    if (permit.heldBack) this.lastThrottledAt = Date.now();
     let status: number | "error" = "error";
     try {
       // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.

@@ -189,14 +189,14 @@ export class RedisWeightGate implements WeightGate {
       signal?.throwIfAborted();
       const localPause = this.localPauseUntil - Date.now();
       if (localPause > 0) {
-        heldBack = true;
         await sleep(localPause, signal);
         continue;
       }
       const id = `${this.instance}.${(this.seq++).toString(36)}`;
       const r = await this.runCharge("charge", cost, id);
       if (r.granted) return this.permit(id, cost, r.nowMs, heldBack);
-      heldBack = true;
+      // Refused: by a full budget, or only by a pause (another process's 429) with room left.
+      if (r.used.ip + cost.ip > this.ip.limit || r.used.uid + cost.uid > this.uid.limit) heldBack = true;
       await sleep(r.waitMs > 0 ? r.waitMs : this.pollMs, signal);
     }
   }

@@ -27,9 +27,10 @@ export interface Permit {
    */
   settle(mayStillArriveMs?: number): void;
   /**
-   * The budget held this request back before charging it (it was full, or paused after a 429).
-   * How long acquire() took is no such sign: a shared gate's round trips and its queue of
-   * waiters take time with the budget far from full.
+   * The weight budget was full when this request asked, so it waited for charges to expire: the
+   * budget sets the pace. Sitting out a pause after a 429 is not this (the pause holds every
+   * request alike, then the budget paces what is sent). Nor is how long acquire() took: a shared
+   * gate's round trips and its queue of waiters take time with the budget far from full.
    */
   readonly heldBack: boolean;
 }
@@ -90,11 +91,14 @@ export class SlidingWindowGate implements WeightGate {
   }
 
   private async waitAndCharge(cost: Weight, signal?: AbortSignal): Promise<Permit> {
-    for (let heldBack = false; ; heldBack = true) {
+    let heldBack = false;
+    for (;;) {
       signal?.throwIfAborted();
       const now = this.clock();
       this.expire(now);
-      const wait = Math.max(this.pausedUntil - now, this.waitFor(cost, now));
+      const budgetWait = this.waitFor(cost, now);
+      if (budgetWait > 0) heldBack = true;
+      const wait = Math.max(this.pausedUntil - now, budgetWait);
       if (wait <= 0) {
         const charge: Charge = { at: Infinity, ip: cost.ip, uid: cost.uid };
         this.charges.push(charge);

@@ -83,6 +83,17 @@ describe("RedisWeightGate", () => {
     const second = await small.acquire({ ip: 1, uid: 1 });
     second.settle();
     expect([first.heldBack, second.heldBack]).toEqual([false, true]);
+    // Sitting out a pause (another process's 429) with room in the budget is not being held back.
+    const shared = { ip: { key: key("ip"), limit: 100 }, uid: { key: key("uid"), limit: 100 }, windowMs: 1000, maxInFlightMs: 5000 };
+    const roomy = processGate(shared);
+    const other = processGate(shared);
+    other.pauseUntil(Date.now() + 300);
+    await other.drain();
+    const before = Date.now();
+    const afterPause = await roomy.acquire({ ip: 1, uid: 1 });
+    afterPause.settle();
+    expect(Date.now() - before).toBeGreaterThanOrEqual(200); // it did sit the pause out
+    expect(afterPause.heldBack).toBe(false);
   });
 
   it("keeps several processes together under both budgets in every sliding window, at close to the budget's rate", async () => {
