@@ -110,6 +110,7 @@ export function budgetRows(r: BudgetResult, sizeNote: string): Row[] {
 }
 
 export const BUDGET_METHOD = [
+  "The CLI is started as executing bin/ledger-sync.js starts it (the Docker image, npx): its first line's environment assignments and node options are applied (bench/cli-process.ts).",
   "The sandbox (own process) enforces sliding-window budgets of W IP weight and W UID weight per window; `ledger-sync sync --once` (the real CLI, a child process, inline, no Redis) runs with RATE_LIMIT_IP_WEIGHT = RATE_LIMIT_UID_WEIGHT = W and RATE_LIMIT_WINDOW_MS = the window, BACKFILL_FROM = the history's start, into a fresh database. No faults are injected, so every 429 the limiter counts was caused by ledger-sync.",
   "Pages needed = ceil(bills ÷ 100): the requests of a perfect pager whose every page is full. A full page never proves a window complete to ledger-sync (it narrows and asks again), so this minimum is not reachable by its design; it is the issue's yardstick.",
   "Theoretical minimum = pages needed × max(IP weight ÷ W, UID weight ÷ W) × window (the binding budget is UID: 5 per request). Strictly, a sliding window lets the first window's worth go at once, so the exact floor is one window less.",

@@ -2,6 +2,7 @@
 // benchmark passes, so the caller's DATABASE_URL & co. never leak in), its output scanned line by
 // line, stopped by its scope (SIGTERM, then SIGKILL after a grace period).
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Cleanup } from "./cleanup.ts";
@@ -21,9 +22,29 @@ export interface CliProcess {
 
 const TAIL_LINES = 200;
 
+/**
+ * What executing bin/ledger-sync.js adds to `node bin/ledger-sync.js`, as in the Docker image and
+ * with npx: its `#!/usr/bin/env -S [NAME=value ...] node [options]` line. startCli runs
+ * `node bin/ledger-sync.js`, which does not read that line, so the assignments are passed as
+ * environment and the options as NODE_OPTIONS: every benchmark measures the CLI as it runs.
+ */
+export function binStart(): { env: Record<string, string>; nodeOptions: string; line: string } {
+  const first = readFileSync(resolve("bin/ledger-sync.js"), "utf8").split("\n", 1)[0] ?? "";
+  const words = /^#!\/usr\/bin\/env -S (.*)$/.exec(first)?.[1]?.trim().split(/\s+/) ?? [];
+  const env: Record<string, string> = {};
+  while (words[0]?.includes("=")) {
+    const [name, ...value] = words.shift()!.split("=");
+    env[name!] = value.join("=");
+  }
+  if (words.shift() !== "node") return { env: {}, nodeOptions: "", line: "" };
+  const nodeOptions = words.join(" ");
+  return { env, nodeOptions, line: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), "node", nodeOptions].filter(Boolean).join(" ") };
+}
+
 export function startCli(args: string[], env: Record<string, string>, scope: Cleanup, name = args[0] ?? "ledger-sync"): CliProcess {
+  const start = binStart();
   const child = spawn(process.execPath, [resolve("bin/ledger-sync.js"), ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...start.env, ...(start.nodeOptions ? { NODE_OPTIONS: start.nodeOptions } : {}), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];

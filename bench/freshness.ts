@@ -107,6 +107,7 @@ export function freshnessRows(r: FreshnessResult, sizeNote: string): Row[] {
 }
 
 export const FRESHNESS_METHOD = [
+  "The CLI is started as executing bin/ledger-sync.js starts it (the Docker image, npx): its first line's environment assignments and node options are applied (bench/cli-process.ts).",
   "The real `ledger-sync worker` (child process, its own Redis key prefix, fresh database) syncs one account with BILLS_INTERVAL_MS = the interval and the default budgets and SYNC_LOOKBACK_MS; the sandbox (own process, default limits 500/500 per 10 s) holds 2,000 bills of the last day, which the worker syncs first.",
   "Then, one after another: wait a random time in [0, interval), append a bill in the sandbox (over IPC; appended-at is the sandbox's clock, which is this machine's), and poll PostgreSQL every 20 ms for its bill_id. Latency = first time it is found − appended-at. Each bills job also runs the incremental verify (part of the real job).",
 ];

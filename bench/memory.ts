@@ -8,7 +8,7 @@ import pg from "pg";
 import { distIsCurrent } from "../scripts/dist.js";
 import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
-import { startCli } from "./cli-process.ts";
+import { binStart, startCli } from "./cli-process.ts";
 import { HISTORY_FROM_MS, HISTORY_TO_MS } from "./ingest-vs-copy.ts";
 import { benchDatabase } from "./postgres.ts";
 import { RssSampler } from "./proc-stats.ts";
@@ -31,25 +31,6 @@ export interface MemoryResult {
   /** Highest RSS before the first commit (start-up), then within each quarter of the progress. */
   phasePeaks: number[];
   stored: number;
-}
-
-/**
- * What executing bin/ledger-sync.js adds to `node bin/ledger-sync.js`, as in the Docker image and
- * with npx: its `#!/usr/bin/env -S [NAME=value ...] node [options]` line. The benchmark runs
- * `node bin/ledger-sync.js` (startCli), which does not read that line, so the assignments are
- * passed as environment and the options as NODE_OPTIONS: the CLI is measured as it runs.
- */
-function binStart(): { env: Record<string, string>; nodeOptions: string; line: string } {
-  const first = readFileSync(resolve("bin/ledger-sync.js"), "utf8").split("\n", 1)[0] ?? "";
-  const words = /^#!\/usr\/bin\/env -S (.*)$/.exec(first)?.[1]?.trim().split(/\s+/) ?? [];
-  const env: Record<string, string> = {};
-  while (words[0]?.includes("=")) {
-    const [name, ...value] = words.shift()!.split("=");
-    env[name!] = value.join("=");
-  }
-  if (words.shift() !== "node") return { env: {}, nodeOptions: "", line: "" };
-  const nodeOptions = words.join(" ");
-  return { env, nodeOptions, line: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), "node", nodeOptions].filter(Boolean).join(" ") };
 }
 
 function hwmBytes(pid: number): number | undefined {
@@ -90,7 +71,6 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
       RATE_LIMIT_IP_WEIGHT: "1000000000",
       RATE_LIMIT_UID_WEIGHT: "1000000000",
       LOG_LEVEL: "warn",
-      ...startEnv,
     };
     const t0 = performance.now();
     const child = startCli(["backfill", "--inline", "--from", String(HISTORY_FROM_MS), "--to", String(HISTORY_TO_MS)], env, scope);

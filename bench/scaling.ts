@@ -152,6 +152,7 @@ export function scalingRows(r: ScalingResult, sizeNote: string): Row[] {
 }
 
 export const SCALING_METHOD = [
+  "The CLI is started as executing bin/ledger-sync.js starts it (the Docker image, npx): its first line's environment assignments and node options are applied (bench/cli-process.ts).",
   "The sandbox (own process, limits off) serves one history to 4 API keys (`extraCredentials`: 4 accounts, each its own UID). For each process count: a fresh database and Redis prefix, N `ledger-sync worker` processes with ACCOUNTS_FILE listing the 4 accounts and RATE_LIMIT_* out of the way (budgets still go through the Redis gate), each started and idle before the clock starts.",
   "Then every account's history is queued as backfill windows of --scaling-window-hours (default 24, as `ledger-sync backfill`; planBackfill + BackfillQueue.enqueue: what that command does) and the clock runs until every window's bookmark is at its end (backfillProgress, polled every 200 ms). bills/s total = 4 × bills per account ÷ that time.",
   "An account's windows run one at a time and in time order (its bills lock), so at most 4 windows run at once whatever the process count; one process runs up to 4 jobs concurrently (concurrency = accounts).",
