@@ -24,6 +24,9 @@ export interface BudgetResult extends BudgetOptions {
   /** Seconds a perfect pager needs: pagesNeeded × the binding weight ÷ budget × window. */
   minimumSeconds: number;
   requests: number;
+  /** Of those: requests called off before their answer (windows re-planned, hedge losers), and hedges sent (bills stream summary). */
+  calledOff: number;
+  hedged: number;
   /** First bills request received to last bills response sent, at the sandbox. */
   actualSeconds: number;
   /** The CLI process, start to exit (adds start-up: loading, connecting, migrations check). */
@@ -62,7 +65,7 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
     const code = await sync.exited;
     const processSeconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`ledger-sync sync exited ${code}:\n${sync.tail()}`);
-    const summary = JSON.parse(sync.stdout().trim().split("\n").at(-1)!) as { bills: { requests: number; billsFetched: number } };
+    const summary = JSON.parse(sync.stdout().trim().split("\n").at(-1)!) as { bills: { requests: number; billsFetched: number; requestsCalledOff: number; requestsHedged: number } };
     const stats = await sandbox.stats();
     if (stats.firstBillsRequestAt === undefined || stats.lastBillsResponseAt === undefined) throw new Error("the sandbox saw no bills request");
     const pagesNeeded = Math.ceil(o.bills / BILLS_MAX_LIMIT);
@@ -71,6 +74,8 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
       pagesNeeded,
       minimumSeconds: (pagesNeeded * windowsPerRequest(o.weight) * o.windowMs) / 1000,
       requests: summary.bills.requests,
+      calledOff: summary.bills.requestsCalledOff,
+      hedged: summary.bills.requestsHedged,
       actualSeconds: (stats.lastBillsResponseAt - stats.firstBillsRequestAt) / 1000,
       processSeconds,
       rateLimited: stats.rateLimited,
@@ -103,6 +108,7 @@ export function budgetRows(r: BudgetResult, sizeNote: string): Row[] {
     ["actual (first bills request to last response, at the sandbox)", `${sec(r.actualSeconds)} (the CLI process, start to exit: ${sec(r.processSeconds)})`],
     ["actual / minimum (goal <= 1.1x)", ratio(r.actualSeconds / r.minimumSeconds)],
     ["requests made", `${int(r.requests)} (${ratio(r.requests / r.pagesNeeded)} the pages needed; ${(r.bills / r.requests).toFixed(1)} bills per request)`],
+    ["of those: called off before their answer / hedges", `${int(r.calledOff)} / ${int(r.hedged)}`],
     ["pacing: actual / (requests made × cost per request)", ratio(r.actualSeconds / (r.requests * perRequest))],
     ["429s from the sandbox's limiter (goal 0)", String(r.rateLimited)],
     ["highest weight in any window (UID / IP)", `${r.maxUidWeightInWindow} / ${r.maxIpWeightInWindow} of ${r.weight}`],
