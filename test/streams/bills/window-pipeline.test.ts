@@ -80,6 +80,26 @@ async function run(
 const exact = (b: Partial<ModelBehaviour> & Pick<ModelBehaviour, "ordering">): ModelBehaviour => ({ startInclusive: true, endInclusive: true, sendsHasNextPage: true, ...b });
 const ids = (bills: Iterable<Bill>) => [...bills].map((b) => b.billId).sort();
 
+/** Even history (a bill every 3 ms from 1000): pages never full, so no window is re-planned. */
+const evenHistory = (n: number) => Array.from({ length: n }, (_, i) => bill(i, 1000 + i * 3));
+const HEDGE_FAST = { minMs: 150, factor: 4 };
+const sameRange = (a: BillsQuery, b: BillsQuery) => a.startTime === b.startTime && a.endTime === b.endTime;
+
+/** A delay function that stalls the first request past 2000 ms for `stallMs`; the rest take 1 ms. */
+function stallOnce(stallMs: number): { delay: (q: BillsQuery) => number; stalled: () => BillsQuery | undefined } {
+  let stalled: BillsQuery | undefined;
+  return {
+    delay: (q) => {
+      if (stalled === undefined && q.startTime > 2000) {
+        stalled = q;
+        return stallMs;
+      }
+      return 1;
+    },
+    stalled: () => stalled,
+  };
+}
+
 describe("windows in flight", () => {
   it("keeps up to `concurrency` requests in flight and commits in time order", async () => {
     const all = denseHistory();
@@ -157,22 +177,13 @@ describe("windows in flight", () => {
   });
 
   it("asks a stalled head window again, uses the first answer and calls off the other request", async () => {
-    const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
-    let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: { minMs: 150, factor: 4 } }, {
-      delay: (q) => {
-        if (stalled === undefined && q.startTime > 2000) {
-          stalled = q;
-          return 60_000; // a stall that never ends on its own
-        }
-        return 1;
-      },
-    });
+    const all = evenHistory(2500);
+    const stall = stallOnce(60_000); // a stall that never ends on its own
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST }, { delay: stall.delay });
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
-    const same = r.sent.filter((q) => q.startTime === stalled!.startTime && q.endTime === stalled!.endTime);
-    expect(same).toHaveLength(2);
-    expect(r.calls).not.toContain(stalled); // its answer was never used: the hedge's was
+    expect(r.sent.filter((q) => sameRange(q, stall.stalled()!))).toHaveLength(2);
+    expect(r.calls).not.toContain(stall.stalled()); // its answer was never used: the hedge's was
     // (At least: on a loaded machine another head may also be slow enough to be hedged.)
     expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);
     expect(r.calledOff).toBeGreaterThanOrEqual(1);
@@ -180,58 +191,34 @@ describe("windows in flight", () => {
   });
 
   it("keeps a window whose first request answers even when its hedge fails", async () => {
-    const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
-    let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: { minMs: 150, factor: 4 } }, {
-      delay: (q) => {
-        if (stalled === undefined && q.startTime > 2000) {
-          stalled = q;
-          return 400;
-        }
-        return 1;
-      },
-      failWhen: (q) => stalled !== undefined && q !== stalled && q.startTime === stalled.startTime && q.endTime === stalled.endTime,
+    const all = evenHistory(2500);
+    const stall = stallOnce(400);
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST }, {
+      delay: stall.delay,
+      failWhen: (q) => stall.stalled() !== undefined && q !== stall.stalled() && sameRange(q, stall.stalled()!),
     });
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);
-    expect(r.calls).toContain(stalled);
+    expect(r.calls).toContain(stall.stalled());
   });
 
   it("never hedges while the weight budget sets the pace", async () => {
-    const all = Array.from({ length: 1200 }, (_, i) => bill(i, 1000 + i * 3));
-    let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: { minMs: 150, factor: 4 } }, {
-      delay: (q) => {
-        if (stalled === undefined && q.startTime > 2000) {
-          stalled = q;
-          return 300;
-        }
-        return 1;
-      },
-      throttled: () => true,
-    });
+    const all = evenHistory(1200);
+    const stall = stallOnce(300);
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST }, { delay: stall.delay, throttled: () => true });
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect((r.summary as BillsSyncSummary).requestsHedged).toBe(0);
-    expect(r.sent.filter((q) => q.startTime === stalled!.startTime && q.endTime === stalled!.endTime)).toHaveLength(1);
+    expect(r.sent.filter((q) => sameRange(q, stall.stalled()!))).toHaveLength(1);
   });
 
   it("goes on when the only in-flight place is held by a hedge race's loser that has not ended yet", async () => {
     // One window at a time: after the hedge answers, the called-off first request still holds the
     // only place for a while, so nothing can be launched when the next head is asked for.
-    const all = Array.from({ length: 1200 }, (_, i) => bill(i, 1000 + i * 3));
-    let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 1, hedge: { minMs: 150, factor: 4 } }, {
-      delay: (q) => {
-        if (stalled === undefined && q.startTime > 2000) {
-          stalled = q;
-          return 60_000;
-        }
-        return 1;
-      },
-      abortLagMs: 50,
-    });
+    const all = evenHistory(1200);
+    const stall = stallOnce(60_000);
+    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 1, hedge: HEDGE_FAST }, { delay: stall.delay, abortLagMs: 50 });
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);
