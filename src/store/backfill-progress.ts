@@ -17,16 +17,22 @@ export async function backfillWindowsDone(db: Db, account: string, windows: Wind
   return row?.done ?? 0;
 }
 
-/** Windows done and the bills stored in their whole range (a count over the range: not per page). */
-export async function backfillProgress(db: Db, account: string, windows: Window[], streamOf: (fromMs: number, toMs: number) => string): Promise<{ windowsDone: number; bills: number }> {
-  if (windows.length === 0) return { windowsDone: 0, bills: 0 };
+/** Bills stored for the account created within [fromMs, toMs]. */
+export async function countBills(db: Db, account: string, fromMs: number, toMs: number): Promise<number> {
   const [row] = await db.$queryRawUnsafe<{ bills: number }[]>(
     // On created_at, not created_at_ms: (account_name, created_at) is indexed, so this is an
     // index-only count of the range instead of reading every bill of the account.
     "SELECT count(*)::int AS bills FROM bills WHERE account_name = $1 AND created_at BETWEEN timestamptz 'epoch' + $2::bigint * interval '1 millisecond' AND timestamptz 'epoch' + $3::bigint * interval '1 millisecond'",
     account,
-    windows[0]!.fromMs,
-    windows.at(-1)!.toMs,
+    fromMs,
+    toMs,
   );
-  return { windowsDone: await backfillWindowsDone(db, account, windows, streamOf), bills: row?.bills ?? 0 };
+  return row?.bills ?? 0;
+}
+
+/** Windows done and the bills stored in their whole range (a count over the range: not per page). */
+export async function backfillProgress(db: Db, account: string, windows: Window[], streamOf: (fromMs: number, toMs: number) => string): Promise<{ windowsDone: number; bills: number }> {
+  if (windows.length === 0) return { windowsDone: 0, bills: 0 };
+  const bills = await countBills(db, account, windows[0]!.fromMs, windows.at(-1)!.toMs);
+  return { windowsDone: await backfillWindowsDone(db, account, windows, streamOf), bills };
 }

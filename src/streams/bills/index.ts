@@ -2,12 +2,14 @@
 import type { Logger } from "pino";
 import { BILLS_MAX_LIMIT, fetchBillsPage } from "../../exchange/bills-endpoint.ts";
 import type { ExchangeClient } from "../../exchange/http-client.ts";
+import { countBills } from "../../store/backfill-progress.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor } from "../../store/cursors.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
 import { recordRun } from "../../store/sync-runs.ts";
 import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
+import { TARGET_FILL } from "./window-sizer.ts";
 
 export { BILLS_STREAM, type BillsSyncSummary } from "./bills-stream.ts";
 export { UnsplittableMillisecondError } from "./errors.ts";
@@ -54,6 +56,8 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   if (o.cursorStream && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
   const toMs = o.untilMs ?? Date.now();
   const runStream = cursorStream ?? REPAIR_STREAM;
+  const limit = o.limit ?? BILLS_MAX_LIMIT;
+  const initialWindowMs = o.cursorStream ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
   logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
   const summary = await recordRun(
@@ -61,11 +65,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
     { accountName: o.accountName, stream: runStream, windowFromMs: fromMs, windowToMs: toMs },
     () =>
       syncBills(
-        // A backfill window is asked whole first: its range is a day or so, often under a page
-        // (one request), and a full page narrows it in one step. Starting at the default hour,
-        // every job regrew its width from scratch: ~6 requests and 6 write statements for a
-        // 24-hour window of 110 bills, which made the queued backfill 3x slower than inline.
-        { fromMs, toMs, limit: o.limit ?? BILLS_MAX_LIMIT, ...(o.cursorStream ? { initialWindowMs: toMs - fromMs + 1 } : {}) },
+        { fromMs, toMs, limit, ...(initialWindowMs === undefined ? {} : { initialWindowMs }) },
         {
           fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
           commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
@@ -88,4 +88,17 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   );
   logger.info(summary, "bills sync finished");
   return summary;
+}
+
+/**
+ * The first width for a backfill window, from the density of the span just before it (stored
+ * already: an account's windows run in time order): every window is a job whose stream starts
+ * afresh, and from the default hour each one regrew its width step by step, ~6 requests and 6
+ * write statements for a 24-hour window of 110 bills. With nothing stored before, the whole
+ * window: often under a page, and a full page narrows it in one step.
+ */
+async function backfillWindowStart(db: Db, account: string, fromMs: number, toMs: number, limit: number): Promise<number> {
+  const span = toMs - fromMs + 1;
+  const before = await countBills(db, account, Math.max(0, fromMs - span), fromMs - 1);
+  return before === 0 ? span : Math.max(1, Math.min(span, Math.floor((span * limit * TARGET_FILL) / before)));
 }

@@ -1,6 +1,9 @@
 // Chooses how wide the next time window is. Aim: pages about 70% full, so that most windows are
 // proven complete by one request (a page below the limit) while using the budget well.
 
+/** Fraction of a page windows aim for (WindowSizerOptions.targetFill's default). */
+export const TARGET_FILL = 0.7;
+
 export interface WindowSizerOptions {
   limit: number;
   initialMs: number;
@@ -17,7 +20,7 @@ export class WindowSizer {
 
   constructor(private readonly opts: WindowSizerOptions) {
     this.width = clamp(opts.initialMs, 1, opts.maxMs);
-    this.target = opts.limit * (opts.targetFill ?? 0.7);
+    this.target = opts.limit * (opts.targetFill ?? TARGET_FILL);
   }
 
   get widthMs(): number {

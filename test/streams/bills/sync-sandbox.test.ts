@@ -1,7 +1,9 @@
 // The bills stream against the real sandbox exchange over HTTP and a real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Ordering } from "../../../src/sandbox/index.ts";
-import { UnsplittableMillisecondError } from "../../../src/streams/bills/index.ts";
+import { syncAccountBills, UnsplittableMillisecondError } from "../../../src/streams/bills/index.ts";
+import { pino } from "pino";
+import { sandboxClient } from "../../support/sandbox-client.ts";
 import { readCursor } from "../../../src/store/cursors.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
@@ -35,6 +37,28 @@ describe("bills sync against the sandbox exchange", () => {
       expect(second).toMatchObject({ inserted: 0, revised: 0, quarantined: 0 });
       expect(await storedBills(t.db, account)).toEqual(asRows(truth));
     } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("starts each backfill window at the density of the span before it, not at an hour", async () => {
+    // Two days of ~110 bills each: day 2's window starts ~15 h wide (the density of day 1), so it
+    // takes about 2 requests; from the default hour it regrew 1, 2, 4, 8 h... (5 or more).
+    const DAY = 86_400_000;
+    const start = Date.UTC(2026, 0, 1);
+    const sandbox = await startSandbox({ seed: 21, billCount: 220, startMs: start, endMs: start + 2 * DAY - 1, limits: null });
+    const client = sandboxClient(sandbox);
+    try {
+      const window = (from: number) =>
+        syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "density", backfillFromMs: from, lookbackMs: 0, fromMs: from, untilMs: from + DAY - 1, cursorStream: `bills-backfill:${from}-${from + DAY - 1}` });
+      await window(start);
+      const second = await window(start + DAY);
+      const dayTwo = sandbox.truth().filter((b) => b.cTimeMs >= start + DAY).length;
+      expect(second.inserted).toBe(dayTwo);
+      expect(second.requests).toBeLessThanOrEqual(3);
+      expect(await storedBills(t.db, "density")).toEqual(asRows(sandbox.truth()));
+    } finally {
+      await client.close();
       await sandbox.close();
     }
   });
