@@ -5,8 +5,9 @@
 // - a key repeated with different values does not make the whole body unreadable (one bad bill
 //   would otherwise block the sync forever): the value is the last one, as with JSON.parse, and
 //   the key is reported by conflictingKeys() so the record holding it can be refused alone;
-// - the exact text of every object, array and array element is kept (sourceText(),
-//   elementTexts()), so a quarantined record is stored as it arrived, not re-serialised;
+// - the exact text of the document and of every array element is kept (sourceText(),
+//   elementTexts()), so a quarantined record is stored as it arrived, not re-serialised (only
+//   those: a WeakMap entry per nested object cost more than the rest of the parse together);
 // - nesting is capped (MAX_JSON_DEPTH): a deeper body is a SyntaxError, never a stack overflow.
 import { isLosslessNumber, LosslessNumber } from "lossless-json";
 
@@ -21,7 +22,7 @@ const sources = new WeakMap<object, string>();
 const elements = new WeakMap<object, string[]>();
 const conflicts = new WeakMap<object, string[]>();
 
-/** The exact text an object or array was parsed from (undefined for values not from parseLossless). */
+/** The exact text a document's root object or array was parsed from (undefined for nested values and values not from parseLossless). */
 export function sourceText(value: JsonValue | undefined): string | undefined {
   return value !== null && typeof value === "object" ? sources.get(value) : undefined;
 }
@@ -50,7 +51,9 @@ class Parser {
 
   parseDocument(): JsonValue {
     this.skipSpace();
+    const start = this.i;
     const value = this.parseValue(0);
+    if (value !== null && typeof value === "object" && !isLosslessNumber(value)) sources.set(value, this.text.slice(start, this.i));
     this.skipSpace();
     if (this.i < this.text.length) this.fail("unexpected text after the JSON value");
     return value;
@@ -83,9 +86,8 @@ class Parser {
 
   private parseObject(depth: number): JsonValue {
     this.checkDepth(depth);
-    const start = this.i++;
+    this.i++;
     const object: { [key: string]: JsonValue } = {};
-    const seen = new Set<string>();
     let repeated: string[] | undefined;
     this.skipSpace();
     if (this.text[this.i] === "}") {
@@ -99,8 +101,8 @@ class Parser {
         this.expect(":");
         this.skipSpace();
         const value = this.parseValue(depth);
-        if (!seen.has(key)) seen.add(key);
-        else if (!deepEqual(object[key]!, value) && !repeated?.includes(key)) (repeated ??= []).push(key);
+        // A repeat is a key the object already has (as its own property: "__proto__" included).
+        if (Object.hasOwn(object, key) && !deepEqual(object[key]!, value) && !repeated?.includes(key)) (repeated ??= []).push(key);
         // Like JSON.parse: the last value wins, and "__proto__" is an own property, not the prototype.
         if (key === "__proto__") Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
         else object[key] = value;
@@ -113,14 +115,13 @@ class Parser {
         break;
       }
     }
-    sources.set(object, this.text.slice(start, this.i));
     if (repeated) conflicts.set(object, repeated);
     return object;
   }
 
   private parseArray(depth: number): JsonValue {
     this.checkDepth(depth);
-    const start = this.i++;
+    this.i++;
     const array: JsonValue[] = [];
     const texts: string[] = [];
     this.skipSpace();
@@ -141,7 +142,6 @@ class Parser {
         break;
       }
     }
-    sources.set(array, this.text.slice(start, this.i));
     elements.set(array, texts);
     return array;
   }
