@@ -66,20 +66,22 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   const billId = readDigits(o.billId);
   if (billId === undefined) return reject(`billId ${describe(o.billId)} is not a non-negative integer`, time);
 
-  const fields: Record<"coin" | "symbol" | "businessType", string> = { coin: "", symbol: "", businessType: "" };
-  for (const key of ["coin", "symbol", "businessType"] as const) {
+  const fields: Record<(typeof TEXT_FIELDS)[number], string> = { coin: "", symbol: "", businessType: "" };
+  for (const key of TEXT_FIELDS) {
     const v = o[key];
     if (typeof v !== "string") return reject(`${key} ${describe(v)} is not a string`, time);
     fields[key] = v;
   }
   if (fields.coin === "") return reject("coin is empty", time);
   if (fields.businessType === "") return reject("businessType is empty", time);
-  for (const key of ["coin", "symbol", "businessType"] as const) {
-    if (Buffer.byteLength(fields[key], "utf8") > MAX_TEXT_BYTES) return reject(`${key} is longer than ${MAX_TEXT_BYTES} bytes (PostgreSQL cannot index it)`, time);
+  for (const key of TEXT_FIELDS) {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: short text needs no byte count.
+    const text = fields[key];
+    if (text.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(text, "utf8") > MAX_TEXT_BYTES) return reject(`${key} is longer than ${MAX_TEXT_BYTES} bytes (PostgreSQL cannot index it)`, time);
   }
 
-  const decimals: Record<"amount" | "balance" | "fillFee", string> = { amount: "", balance: "", fillFee: "" };
-  for (const key of ["amount", "balance", "fillFee"] as const) {
+  const decimals: Record<(typeof DECIMAL_FIELDS)[number], string> = { amount: "", balance: "", fillFee: "" };
+  for (const key of DECIMAL_FIELDS) {
     const v = o[key];
     const text = typeof v === "string" ? v : isLosslessNumber(v) ? v.value : undefined;
     if (text === undefined) return reject(`${key} ${describe(v)} is not a decimal`, time);
@@ -91,13 +93,28 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   return {
     ok: true,
     unknownBusinessType: !isKnownBusinessType(fields.businessType),
-    bill: { billId, ...fields, ...decimals, cTimeMs: time, raw: storable.json, rawText },
+    bill: {
+      billId,
+      coin: fields.coin,
+      symbol: fields.symbol,
+      businessType: fields.businessType,
+      amount: decimals.amount,
+      balance: decimals.balance,
+      fillFee: decimals.fillFee,
+      cTimeMs: time,
+      raw: storable.json,
+      rawText,
+    },
   };
 }
 
+const TEXT_FIELDS = ["coin", "symbol", "businessType"] as const;
+const DECIMAL_FIELDS = ["amount", "balance", "fillFee"] as const;
+const TIME_FIELDS = ["cTime", "ctime"] as const;
+
 /** The creation time from `cTime` (documented) or `ctime` (sample); both present must agree. */
 function readTime(o: { [key: string]: JsonValue }): number | string {
-  const present = (["cTime", "ctime"] as const).filter((k) => o[k] !== undefined);
+  const present = TIME_FIELDS.filter((k) => o[k] !== undefined);
   if (present.length === 0) return "neither cTime nor ctime is present";
   const values = present.map((k) => readDigits(o[k]));
   const first = values[0];

@@ -65,8 +65,8 @@ export function parseBillsPage(json: JsonValue, _text?: string, info: ResponseIn
   const page: BillsPage = { itemCount: items.length, hasNextPage: typeof hasNext === "boolean" ? hasNext : undefined, bills: [], rejected: [], unknownBusinessTypes: [] };
   const unknown = new Set<string>();
   const texts = elementTexts(items);
-  for (const [i, item] of items.entries()) {
-    const r = parseBillItem(item, { ...(texts ? { text: texts[i]! } : {}), invalidUtf8: info.invalidUtf8 });
+  for (let i = 0; i < items.length; i++) {
+    const r = parseBillItem(items[i]!, texts ? { text: texts[i]!, invalidUtf8: info.invalidUtf8 } : { invalidUtf8: info.invalidUtf8 });
     if (r.ok) {
       page.bills.push(r.bill);
       if (r.unknownBusinessType) unknown.add(r.bill.businessType);
