@@ -9,7 +9,7 @@ import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
 import { recordRun } from "../../store/sync-runs.ts";
 import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
-import { TARGET_FILL } from "./window-sizer.ts";
+import { widthForDensity } from "./window-sizer.ts";
 
 export { BILLS_STREAM, type BillsSyncSummary } from "./bills-stream.ts";
 export { UnsplittableMillisecondError } from "./errors.ts";
@@ -95,10 +95,11 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
  * already: an account's windows run in time order): every window is a job whose stream starts
  * afresh, and from the default hour each one regrew its width step by step, ~6 requests and 6
  * write statements for a 24-hour window of 110 bills. With nothing stored before, the whole
- * window: often under a page, and a full page narrows it in one step.
+ * window (no density: Infinity, capped at the span): often under a page, and a full page narrows
+ * it in one step.
  */
 async function backfillWindowStart(db: Db, account: string, fromMs: number, toMs: number, limit: number): Promise<number> {
   const span = toMs - fromMs + 1;
   const before = await countBills(db, account, Math.max(0, fromMs - span), fromMs - 1);
-  return before === 0 ? span : Math.max(1, Math.min(span, Math.floor((span * limit * TARGET_FILL) / before)));
+  return Math.max(1, Math.min(span, Math.floor(widthForDensity(before, span, limit))));
 }

@@ -4,6 +4,15 @@
 /** Fraction of a page windows aim for (WindowSizerOptions.targetFill's default). */
 export const TARGET_FILL = 0.7;
 
+/**
+ * The width that holds `limit × fill` bills where `widthMs` held `count` (Infinity for none): the
+ * sizer's estimate from an observed window, and a backfill window's first width from the span
+ * stored before it.
+ */
+export function widthForDensity(count: number, widthMs: number, limit: number, fill = TARGET_FILL): number {
+  return count === 0 ? Infinity : (widthMs * limit * fill) / count;
+}
+
 export interface WindowSizerOptions {
   limit: number;
   initialMs: number;
@@ -60,7 +69,7 @@ export class WindowSizer {
     // Grow at most 2x per step (density changes), shrink at most 4x (one busy window is not a trend),
     // both from the current width: with several windows in flight, the window observed now was
     // sized a few decisions ago, and growing from its width would never get ahead of the lag.
-    const estimate = count === 0 ? Infinity : (widthMs * this.target) / count;
+    const estimate = widthForDensity(count, widthMs, this.opts.limit, this.opts.targetFill);
     this.width = clamp(Math.floor(clamp(estimate, this.width / 4, this.width * 2)), 1, this.opts.maxMs);
     this.densityWidth = this.width;
   }
