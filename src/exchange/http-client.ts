@@ -47,7 +47,6 @@ export interface ResponseInfo {
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
 
-
 export class ExchangeClient {
   private readonly dispatcher: Agent;
   private readonly backoff: BackoffOptions;

@@ -155,9 +155,9 @@ export class WindowPipeline {
    * wider than `widthMs` would most likely come back full too. They are called off and cut again.
    * At a weight budget such a request is usually still waiting for its turn at the gate, so
    * calling it off spends nothing, where letting it run spends a request on a full page.
-   * Returns how many were called off.
+   * The requests it calls off are counted in `calledOff`.
    */
-  recut(widthMs: number): number {
+  recut(widthMs: number): void {
     let calledOff = 0;
     for (let i = 1; i < this.slots.length; i++) {
       const s = this.slots[i]!;
@@ -168,7 +168,6 @@ export class WindowPipeline {
       this.slots[i] = { fromMs: s.fromMs, toMs: s.toMs, settled: false };
     }
     this.calledOffCount += calledOff;
-    return calledOff;
   }
 
   /** Waits for every request in flight to end (after an abort), ignoring outcomes. */
