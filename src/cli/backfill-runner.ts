@@ -7,7 +7,7 @@ import type { Config } from "../config/index.ts";
 import { exchangeClientFromConfig, localWeightGate } from "../exchange/client-from-config.ts";
 import { backfillCursorStream, type BackfillWindow } from "../jobs/backfill-plan.ts";
 import type { Logger } from "../log/logger.ts";
-import { backfillProgress, backfillWindowsDone } from "../store/backfill-progress.ts";
+import { backfillWindowsDone, countBills } from "../store/backfill-progress.ts";
 import { createDb, type Db } from "../store/prisma.ts";
 import { syncAccountBills } from "../streams/bills/index.ts";
 import { ProgressReporter } from "./progress.ts";
@@ -27,14 +27,16 @@ export interface RunArgs {
 export type BackfillOutcome = { complete: true; windows: number; bills: number; unverifiedMilliseconds: number[] } | { complete: false; reason: string };
 
 export async function progressOf(db: Db, plans: BackfillPlan[]) {
-  let windowsDone = 0;
   let bills = 0;
-  for (const p of plans) {
-    const r = await backfillProgress(db, p.account.name, p.windows.map((w) => w.data), backfillCursorStream);
-    windowsDone += r.windowsDone;
-    bills += r.bills;
-  }
-  return { windowsDone, bills, windowsTotal: plans.reduce((n, p) => n + p.windows.length, 0) };
+  for (const { account, windows } of plans) if (windows.length > 0) bills += await countBills(db, account.name, windows[0]!.data.fromMs, windows.at(-1)!.data.toMs);
+  return { windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal: plans.reduce((n, p) => n + p.windows.length, 0) };
+}
+
+/** Windows of the plans whose bookmark reached their end. */
+async function windowsDoneOf(db: Db, plans: BackfillPlan[]): Promise<number> {
+  let n = 0;
+  for (const p of plans) n += await backfillWindowsDone(db, p.account.name, p.windows.map((w) => w.data), backfillCursorStream);
+  return n;
 }
 
 /** One window after another in this process; a rerun skips finished windows (their bookmarks). */
@@ -49,11 +51,6 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
     // Bills are counted in the ranges once, then followed by what each window inserted: counting
     // the whole range again after every window read the backfill's history once per window.
     let bills = (await progressOf(db, plans)).bills;
-    const windowsDone = async () => {
-      let n = 0;
-      for (const p of plans) n += await backfillWindowsDone(db, p.account.name, p.windows.map((w) => w.data), backfillCursorStream);
-      return n;
-    };
     for (const plan of plans) {
       const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate, logger });
       try {
@@ -61,7 +58,7 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
           const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });
           unverified.push(...s.unverifiedMilliseconds);
           bills += s.inserted;
-          reporter.update({ windowsDone: await windowsDone(), bills, windowsTotal });
+          reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
         }
       } finally {
         await client.close();

@@ -29,10 +29,3 @@ export async function countBills(db: Db, account: string, fromMs: number, toMs: 
   );
   return row?.bills ?? 0;
 }
-
-/** Windows done and the bills stored in their whole range (a count over the range: not per page). */
-export async function backfillProgress(db: Db, account: string, windows: Window[], streamOf: (fromMs: number, toMs: number) => string): Promise<{ windowsDone: number; bills: number }> {
-  if (windows.length === 0) return { windowsDone: 0, bills: 0 };
-  const bills = await countBills(db, account, windows[0]!.fromMs, windows.at(-1)!.toMs);
-  return { windowsDone: await backfillWindowsDone(db, account, windows, streamOf), bills };
-}
