@@ -35,6 +35,13 @@ function processGate(o: Omit<RedisWeightGateOptions, "redis">): RedisWeightGate 
   return gate;
 }
 
+/** `n` processes sharing fresh IP and UID budgets of `limit` each. */
+function processes(n: number, limit: number, o: { windowMs: number; maxInFlightMs: number }) {
+  const ip = { key: key("ip"), limit };
+  const uid = { key: key("uid"), limit };
+  return { ip, uid, gates: Array.from({ length: n }, () => processGate({ ip, uid, ...o })) };
+}
+
 interface Grant {
   at: number;
   cost: Weight;
@@ -72,21 +79,19 @@ async function hammer(gate: RedisWeightGate, account: string, cost: Weight, requ
 
 describe("RedisWeightGate", () => {
   it("says which permits the budget held back: not those granted at once, however long the queue of waiters took", async () => {
-    const gate = processGate({ ip: { key: key("ip"), limit: 1000 }, uid: { key: key("uid"), limit: 1000 }, windowMs: 1000, maxInFlightMs: 5000 });
+    const [gate] = processes(1, 1000, { windowMs: 1000, maxInFlightMs: 5000 }).gates as [RedisWeightGate];
     // 50 acquires at once: they take turns (one Redis round trip each), and none is held back.
     const quick = await Promise.all(Array.from({ length: 50 }, () => gate.acquire({ ip: 1, uid: 1 })));
     expect(quick.filter((p) => p.heldBack)).toHaveLength(0);
     for (const p of quick) p.settle();
-    const small = processGate({ ip: { key: key("ip"), limit: 1 }, uid: { key: key("uid"), limit: 1 }, windowMs: 100, maxInFlightMs: 5000 });
+    const [small] = processes(1, 1, { windowMs: 100, maxInFlightMs: 5000 }).gates as [RedisWeightGate];
     const first = await small.acquire({ ip: 1, uid: 1 });
     first.settle();
     const second = await small.acquire({ ip: 1, uid: 1 });
     second.settle();
     expect([first.heldBack, second.heldBack]).toEqual([false, true]);
     // Sitting out a pause (another process's 429) with room in the budget is not being held back.
-    const shared = { ip: { key: key("ip"), limit: 100 }, uid: { key: key("uid"), limit: 100 }, windowMs: 1000, maxInFlightMs: 5000 };
-    const roomy = processGate(shared);
-    const other = processGate(shared);
+    const [roomy, other] = processes(2, 100, { windowMs: 1000, maxInFlightMs: 5000 }).gates as [RedisWeightGate, RedisWeightGate];
     other.pauseUntil(Date.now() + 300);
     await other.drain();
     const before = Date.now();
@@ -175,10 +180,8 @@ describe("RedisWeightGate", () => {
 
   it("keeps a charge settled with mayStillArriveMs in flight that long, then one window, and its keys live as long", async () => {
     const windowMs = 100;
-    const ip = { key: key("ip"), limit: 1 };
-    const uid = { key: key("uid"), limit: 1 };
-    const p1 = processGate({ ip, uid, windowMs, maxInFlightMs: 200 });
-    const p2 = processGate({ ip, uid, windowMs, maxInFlightMs: 200 });
+    const { ip, uid, gates } = processes(2, 1, { windowMs, maxInFlightMs: 200 });
+    const [p1, p2] = gates as [RedisWeightGate, RedisWeightGate];
     const givenUp = await p1.acquire({ ip: 1, uid: 1 });
     const settledAt = Date.now();
     givenUp.settle(3000); // no answer: the request may still reach the exchange within 3 s
