@@ -13,7 +13,10 @@ type Link = { coin: string; billId: string; amount: string };
 let chains: Map<string, Link[]>;
 beforeAll(async () => {
   t = await createMigratedDb();
-  const sandbox = await startSandbox({ seed: 41, billCount: 3000, limits: null });
+  // A fixed time range: the sandbox's bill ids and ledger order come from the bills' times, so a
+  // range ending at "now" gives other chains (and other chosen bills) on every run.
+  const startMs = Date.UTC(2026, 9, 1);
+  const sandbox = await startSandbox({ seed: 41, billCount: 3000, limits: null, startMs, endMs: startMs + 30 * 86_400_000 });
   await syncFromSandbox(t.db, sandbox, "v");
   await sandbox.close();
   await t.db.$executeRawUnsafe("CREATE TABLE bills_backup AS SELECT * FROM bills WHERE account_name = 'v'");
@@ -58,8 +61,11 @@ describe("verify: balance continuity", () => {
       const coins = [...chains.keys()];
       const chain = chains.get(coins[Math.floor(random() * coins.length)]!)!;
       // An interior bill: it has a predecessor and a successor in its coin's chain.
+      // A bill of amount 0 moves no balance, so deleting one (or swapping balances with one) leaves
+      // the chain intact: no continuity check can see it (README, "Proving the books").
+      const moves = (j: number) => Number(kind === "swap" ? chain[j + 1]!.amount : chain[j]!.amount) !== 0;
       let k = 1 + Math.floor(random() * (chain.length - 3));
-      if (kind === "swap") while (Number(chain[k + 1]!.amount) === 0) k = 1 + Math.floor(random() * (chain.length - 3));
+      while (kind !== "alter" && !moves(k)) k = 1 + Math.floor(random() * (chain.length - 3));
       const [prev, x, next] = [chain[k - 1]!, chain[k]!, chain[k + 1]!];
       const context = `case ${i}: ${kind} around bill ${x.billId} (${x.coin})`;
       if (kind === "delete") {
