@@ -180,6 +180,7 @@ export class WindowPipeline {
       const s = this.slots[i]!;
       if (s.fetch) continue;
       const width = Math.max(1, this.o.widthMs());
+      this.widen(i, width);
       if (s.toMs - s.fromMs + 1 > width) {
         this.slots.splice(i + 1, 0, { fromMs: s.fromMs + width, toMs: s.toMs, settled: false });
         s.toMs = s.fromMs + width - 1;
@@ -192,6 +193,30 @@ export class WindowPipeline {
       this.slots.push(s);
       this.launch(s);
       this.next = to + 1;
+    }
+  }
+
+  /**
+   * An unlaunched slot narrower than the width (typically the rest of a window narrowed after a
+   * full page) takes in the range after it, as far as that is not launched either: a sliver of a
+   * few bills would otherwise cost a request of its own.
+   */
+  private widen(i: number, width: number): void {
+    const s = this.slots[i]!;
+    while (s.toMs - s.fromMs + 1 < width) {
+      const after = this.slots[i + 1];
+      if (after === undefined) {
+        // The last slot: what follows is not planned yet.
+        const to = Math.min(this.o.toMs, s.fromMs + width - 1);
+        if (to > s.toMs) {
+          s.toMs = to;
+          this.next = to + 1;
+        }
+        return;
+      }
+      if (after.fetch) return;
+      s.toMs = after.toMs;
+      this.slots.splice(i + 1, 1);
     }
   }
 
