@@ -9,7 +9,7 @@ import { decodeResponseText } from "./response-text.ts";
 import { backoffDelay, DEFAULT_BACKOFF, isPermanentExchangeCode, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
 import { sign } from "./sign.ts";
 import { sleep } from "./sleep.ts";
-import type { WeightGate } from "./weight-gate.ts";
+import type { Permit, WeightGate } from "./weight-gate.ts";
 import type { Weight } from "./weights.ts";
 
 export interface ExchangeClientOptions {
@@ -45,12 +45,21 @@ export interface ResponseInfo {
   invalidUtf8: boolean;
 }
 
+/**
+ * How long a request called off on the wire may still take to be answered (and so settle its
+ * budget charge normally) before it is abandoned: far above a normal answer (loopback 10-25 ms,
+ * remote 100-300 ms), short enough that stalled ones do not hold sockets for long.
+ */
+const CALLED_OFF_GRACE_MS = 2000;
+
 type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
 
 export class ExchangeClient {
   private readonly dispatcher: Agent;
   private readonly backoff: BackoffOptions;
   private lastThrottledAt = -Infinity;
+  /** Requests called off while on the wire, still finishing (see attempt). */
+  private readonly calledOff = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: ExchangeClientOptions) {
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
@@ -86,15 +95,50 @@ export class ExchangeClient {
   }
 
   async close(): Promise<void> {
+    // Requests called off while on the wire end within CALLED_OFF_GRACE_MS (answered or aborted).
+    await Promise.allSettled(this.calledOff);
     await this.dispatcher.close();
   }
 
+  /**
+   * One request, from the budget gate to the parsed outcome. The caller's signal stops the wait at
+   * the gate (nothing spent yet). Once the request is sent, calling it off answers the caller at
+   * once but lets the request finish (up to CALLED_OFF_GRACE_MS): answered, its charge leaves the
+   * budget after the usual window; abandoned, it would have to stay charged a whole request timeout
+   * (see below), since the exchange may still count it. The stream calls requests off often (a
+   * window re-planned after a full page, a hedge race's loser), and those held charges took ~5% of
+   * a tight budget.
+   */
   private async attempt<T>(c: ApiCall<T>): Promise<Outcome<T>> {
+    const permit = await this.opts.gate.acquire(c.weight, c.signal);
+    if (permit.heldBack) this.lastThrottledAt = Date.now();
+    const signal = c.signal;
+    if (!signal) return this.send(c, permit);
+    // Grace for a request called off on the wire, then it is abandoned like a timed-out one.
+    const abandon = new AbortController();
+    let grace: NodeJS.Timeout | undefined;
+    const sent = this.send(c, permit, abandon.signal).finally(() => clearTimeout(grace));
+    return new Promise<Outcome<T>>((resolve, reject) => {
+      const callOff = () => {
+        grace = setTimeout(() => abandon.abort(signal.reason), CALLED_OFF_GRACE_MS).unref();
+        this.calledOff.add(sent);
+        void sent.catch(() => undefined).finally(() => this.calledOff.delete(sent));
+        reject(signal.reason);
+      };
+      if (signal.aborted) return callOff();
+      signal.addEventListener("abort", callOff, { once: true });
+      sent.then(
+        (outcome) => (signal.removeEventListener("abort", callOff), resolve(outcome)),
+        (err: unknown) => (signal.removeEventListener("abort", callOff), reject(err)),
+      );
+    });
+  }
+
+  /** Signs and sends one request the budget admitted, and settles its permit when it ends. */
+  private async send<T>(c: ApiCall<T>, permit: Permit, abandon?: AbortSignal): Promise<Outcome<T>> {
     const queryString = c.query ? new URLSearchParams(c.query).toString() : "";
     const body = c.body === undefined ? "" : JSON.stringify(c.body);
-    const permit = await this.opts.gate.acquire(c.weight, c.signal);
     const started = performance.now();
-    if (permit.heldBack) this.lastThrottledAt = Date.now();
     let status: number | "error" = "error";
     try {
       // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.
@@ -114,17 +158,18 @@ export class ExchangeClient {
           "Content-Type": "application/json",
         },
         body: c.method === "GET" ? undefined : body,
-        signal: c.signal ? AbortSignal.any([c.signal, timeout]) : timeout,
+        signal: abandon ? AbortSignal.any([abandon, timeout]) : timeout,
       });
       status = res.statusCode;
       const { text, invalidUtf8 } = decodeResponseText(new Uint8Array(await res.body.arrayBuffer()));
+      // Called off meanwhile: nobody reads the result, so it is not parsed.
+      if (c.signal?.aborted) return { ok: false, reason: "called off" };
       return this.interpret(c, res, text, { invalidUtf8 });
     } catch (err) {
       if (err instanceof ExchangeApiError) throw err;
-      c.signal?.throwIfAborted();
       return { ok: false, reason: describeNetworkError(err, this.opts.timeoutMs) };
     } finally {
-      // Without an answer (timed out, called off, connection lost) the request may still be on its
+      // Without an answer (timed out, abandoned, connection lost) the request may still be on its
       // way, sent just before we gave up: the exchange counts it when it arrives, up to a request
       // timeout from now (the longest we let a request be under way), so its charge stays in flight
       // that long. Settled now, it would leave our window before the exchange's (weight-gate.ts).

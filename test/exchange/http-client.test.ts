@@ -210,4 +210,39 @@ describe("a request given up without an answer", () => {
       connection.disconnect();
     }
   });
+
+  it.each(["in-process", "Redis"] as const)("called off on the wire but answered soon after: its charge leaves a window after the answer, not a request timeout after (%s gate)", async (kind) => {
+    const longTimeoutMs = 5000;
+    const shortWindowMs = 300;
+    sandbox = await startSandbox({ billCount: 200, limits: { ipWeight: 1000, uidWeight: 5, windowMs: shortWindowMs } });
+    relay = await startRelay(sandbox.url);
+    const connection = new Redis(redis.url);
+    const gate: WeightGate =
+      kind === "in-process"
+        ? new SlidingWindowGate({ ip: 1000, uid: 5, windowMs: shortWindowMs })
+        : new RedisWeightGate({ redis: connection, ip: { key: `${redis.prefix}:ip2`, limit: 1000 }, uid: { key: `${redis.prefix}:uid2`, limit: 5 }, windowMs: shortWindowMs, maxInFlightMs: longTimeoutMs });
+    client = new ExchangeClient({ baseUrl: relay.url, credentials: DEFAULT_SANDBOX_CREDENTIALS, locale: "en-US", timeoutMs: longTimeoutMs, maxAttempts: 1, gate, logger: pino({ level: "silent" }) });
+    const truth = sandbox.truth();
+    const query = { startTime: truth[0]!.cTimeMs, endTime: truth.at(-1)!.cTimeMs, limit: 100 };
+    try {
+      // Called off 50 ms into a request the exchange answers at ~200 ms (a window re-planned).
+      relay.delayNext(200);
+      const calledOff = new AbortController();
+      setTimeout(() => calledOff.abort(), 50);
+      const started = performance.now();
+      await expect(fetchBillsPage(client, query, calledOff.signal)).rejects.toHaveProperty("name", "AbortError");
+      expect(performance.now() - started).toBeLessThan(150); // the caller is answered at once
+      // The next request waits for the first one's charge: a window after its answer (~500 ms),
+      // where an abandoned request would hold it a request timeout (5 s).
+      const page = await fetchBillsPage(client, query);
+      expect(page.itemCount).toBe(100);
+      expect(performance.now() - started).toBeLessThan(2500);
+      const stats = sandbox.stats();
+      expect(stats.billsRequests).toBe(2);
+      expect(stats.rateLimited).toBe(0);
+    } finally {
+      if (gate instanceof RedisWeightGate) await gate.drain();
+      connection.disconnect();
+    }
+  });
 });
