@@ -9,7 +9,7 @@ import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
 import { benchDatabase } from "./postgres.ts";
 import { int, ratio, sec, type Row } from "./report.ts";
-import { provingFloor, type ProvingFloor } from "./proving-floor.ts";
+import { provingOracle, type ProvingOracle } from "./proving-oracle.ts";
 import { startSandboxProcess } from "./sandbox-process.ts";
 import pg from "pg";
 
@@ -36,8 +36,8 @@ export interface BudgetResult extends BudgetOptions {
   maxUidWeightInWindow: number;
   maxIpWeightInWindow: number;
   stored: number;
-  /** The fewest requests a pager that proves every window could expect here (proving-floor.ts). */
-  floor: ProvingFloor;
+  /** Requests of an oracle pager that proves every window, knowing the true average density (proving-oracle.ts). */
+  oracle: ProvingOracle;
 }
 
 /** Windows of budget one bills request uses up: the binding one of its IP and UID weights. */
@@ -91,14 +91,14 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
   }
 }
 
-/** How many bills were stored, and the proving floor on their times (they are the sandbox's history). */
-async function storedHistory(url: string, fromMs: number, toMs: number): Promise<{ stored: number; floor: ProvingFloor }> {
+/** How many bills were stored, and the proving oracle on their times (they are the sandbox's history). */
+async function storedHistory(url: string, fromMs: number, toMs: number): Promise<{ stored: number; oracle: ProvingOracle }> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
     const { rows } = await c.query<{ t: string }>("SELECT created_at_ms::text AS t FROM bills ORDER BY created_at_ms");
     const times = rows.map((r) => Number(r.t));
-    return { stored: times.length, floor: provingFloor(times, fromMs, toMs, BILLS_MAX_LIMIT) };
+    return { stored: times.length, oracle: provingOracle(times, fromMs, toMs, BILLS_MAX_LIMIT) };
   } finally {
     await c.end();
   }
@@ -116,8 +116,8 @@ export function budgetRows(r: BudgetResult, sizeNote: string): Row[] {
     ["requests made", `${int(r.requests)} (${ratio(r.requests / r.pagesNeeded)} the pages needed; ${(r.bills / r.requests).toFixed(1)} bills per request)`],
     ["of those: called off before their answer / hedges", `${int(r.calledOff)} / ${int(r.hedged)}`],
     [
-      "floor for a pager that proves every window (a page not full), knowing the true density",
-      `${int(r.floor.requests)} requests (${ratio(r.floor.requests / r.pagesNeeded)} the pages needed, at fill ${r.floor.fill}): ledger-sync's requests are ${ratio(r.requests / r.floor.requests)} that`,
+      "an oracle pager that proves every window (a page not full), knowing the true average density",
+      `${int(r.oracle.requests)} requests (${ratio(r.oracle.requests / r.pagesNeeded)} the pages needed, at fill ${r.oracle.fill}): ledger-sync's requests are ${ratio(r.requests / r.oracle.requests)} that`,
     ],
     ["pacing: actual / (requests made × cost per request)", ratio(r.actualSeconds / (r.requests * perRequest))],
     ["429s from the sandbox's limiter (goal 0)", String(r.rateLimited)],
@@ -129,7 +129,7 @@ export const BUDGET_METHOD = [
   "The CLI is started as executing bin/ledger-sync.js starts it (the Docker image, npx): its first line's environment assignments and node options are applied (bench/cli-process.ts).",
   "The sandbox (own process) enforces sliding-window budgets of W IP weight and W UID weight per window; `ledger-sync sync --once` (the real CLI, a child process, inline, no Redis) runs with RATE_LIMIT_IP_WEIGHT = RATE_LIMIT_UID_WEIGHT = W and RATE_LIMIT_WINDOW_MS = the window, BACKFILL_FROM = the history's start, into a fresh database. No faults are injected, so every 429 the limiter counts was caused by ledger-sync.",
   "Pages needed = ceil(bills ÷ 100): the requests of a perfect pager whose every page is full. A full page never proves a window complete to ledger-sync (it narrows and asks again), so this minimum is not reachable by its design; it is the issue's yardstick.",
-  "Proving floor (bench/proving-floor.ts): a pager that must prove each window complete by a page that is not full cannot fill every page, since the count in a window is random even at a known density: aimed high, more pages come back full and prove nothing. An oracle that knows the history's true average density walks the stored bill times in fixed windows aimed at fill f (0.6 to 0.95), charging a window of 100 or more its full request plus ceil(count ÷ 99) exactly cut parts; the best f's request count is the floor. It is a floor for ledger-sync's design, not for a pager that trusts an ordering the spec does not give.",
+  "Proving oracle (bench/proving-oracle.ts): a pager that must prove each window complete by a page that is not full cannot fill every page, since the count in a window is random even at a known density: aimed high, more pages come back full and prove nothing. An oracle that knows the history's true average density walks the stored bill times in fixed windows aimed at fill f (0.6 to 0.95), charging a window of 100 or more its full request plus ceil(count ÷ 99) exactly cut parts; the best f's request count is the yardstick for ledger-sync's design (not a strict floor: where the density varies, sizing windows to the local density does a little better than fixed windows at the average), not for a pager that trusts an ordering the spec does not give.",
   "Theoretical minimum = pages needed × max(IP weight ÷ W, UID weight ÷ W) × window (the binding budget is UID: 5 per request). Strictly, a sliding window lets the first window's worth go at once, so the exact floor is one window less.",
   "Actual = from the first bills request the sandbox received to the last bills response it sent (the sandbox's clock is this machine's). The process time adds start-up.",
   "actual ÷ minimum = (requests made ÷ pages needed) × pacing, where pacing = actual ÷ (requests made × cost per request): the first factor is the pager (window sizing), the second the budget gate.",
