@@ -9,6 +9,7 @@ import { verifyIncrementally } from "../src/verify/incremental.ts";
 import { verifyAccount } from "../src/verify/verify-account.ts";
 import { Cleanup } from "./cleanup.ts";
 import { benchDatabase } from "./postgres.ts";
+import { int } from "./report.ts";
 
 export interface VerifyCost {
   bills: number;
@@ -69,13 +70,13 @@ export async function verifyCost(billCount: number, newBills = 20): Promise<Veri
 }
 
 export const VERIFY_METHOD = [
-  "A chained two-coin history of N bills is written in one statement; then, timed: `verifyAccount` over the whole history (what `ledger-sync verify` runs),",
-  "the worker's first `verifyIncrementally` (no verify_state yet: the whole history), and an incremental run after 20 new bills were committed through the bills write path.",
+  "A chained two-coin history of N bills is written in one statement into a fresh migrated database.",
+  "Then, timed one after another: `verifyAccount` over the whole history (what `ledger-sync verify` runs); the worker's first `verifyIncrementally` (no verify_state yet: the whole history); and an incremental run after 20 new bills were committed through the bills write path.",
 ];
 
 export function verifyRows(r: VerifyCost, note: string): [string, string][] {
   return [
-    ["bills of history", `${r.bills}${note}`],
+    ["bills of history", `${int(r.bills)}${note}`],
     ["full `verify`", `${r.fullSeconds.toFixed(2)} s`],
     ["worker's first incremental run (whole history)", `${r.firstIncrementalSeconds.toFixed(2)} s`],
     [`worker's incremental run after ${r.newBills} new bills`, `${(r.incrementalSeconds * 1000).toFixed(0)} ms`],
