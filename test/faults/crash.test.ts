@@ -156,12 +156,14 @@ describe("fault scenario 1: crash anywhere", () => {
           w.signal("SIGKILL");
           killedAt = Date.now();
         };
-        // Spread over the whole history: all but "time" kills first wait for their share of it.
+        // Spread over the whole history: every kill first waits for its share of it, so that the
+        // schedule does not depend on how fast the backfill runs (a faster one had finished before
+        // the last kills). A "time" kill then lands a random moment later, possibly mid-boot.
         const floor = Math.floor((truth.length * (k + rng.next())) / (KILLS + 1));
-        if (kind !== "time") while (!finished() && (await billCount(account)) < floor) await new Promise((r) => setTimeout(r, 25));
+        while (!finished() && (await billCount(account)) < floor) await new Promise((r) => setTimeout(r, 25));
         // Wait for this kind's moment, then SIGKILL.
         if (kind === "time") {
-          param = rng.range(0, FULL ? 6000 : 3000);
+          param = rng.range(0, FULL ? 2000 : 1500);
           await new Promise((r) => setTimeout(r, param));
           sigkill();
         } else if (kind === "progress") {
@@ -169,13 +171,16 @@ describe("fault scenario 1: crash anywhere", () => {
           while (!finished() && (await billCount(account)) < param) await new Promise((r) => setTimeout(r, 25));
           sigkill();
         } else if (kind === "mid-page") {
-          param = rng.range(1, FULL ? 120 : 40);
+          param = rng.range(1, FULL ? 60 : 40); // pages: ~75 bills each, under a share of the history
           await new Promise<void>((resolve) => {
             pages.arm(param, () => {
               sigkill(); // synchronously, while the page is on its way to the worker
               resolve();
             });
             void w.exited.then(() => resolve());
+            // No more pages once the backfill is done: stop waiting (the check below then fails).
+            const poll = setInterval(() => finished() && (clearInterval(poll), resolve()), 100);
+            void w.exited.then(() => clearInterval(poll));
           });
           pages.disarm();
         } else {
