@@ -1,4 +1,5 @@
 // The exchange client against the sandbox over real HTTP: headers, errors, retries.
+import { randomUUID } from "node:crypto";
 import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { pino } from "pino";
@@ -167,37 +168,48 @@ describe("exchange client", () => {
 });
 
 describe("a request given up without an answer", () => {
-  // One bills request (UID weight 5) per window, on both sides.
-  const windowMs = 1000;
-  const timeoutMs = 800;
-
-  it.each(["in-process", "Redis"] as const)("stays charged (%s gate) for as long as it may still reach the exchange, so the next request meets no 429", async (kind) => {
+  /**
+   * A sandbox allowing one bills request (UID weight 5) per window, behind a relay that can hold a
+   * request back; a client with the same budget in the given gate, that fails on a 429.
+   */
+  async function budgeted(kind: "in-process" | "Redis", windowMs: number, timeoutMs: number) {
     sandbox = await startSandbox({ billCount: 200, limits: { ipWeight: 1000, uidWeight: 5, windowMs } });
     relay = await startRelay(sandbox.url);
     const connection = new Redis(redis.url);
+    const keys = `${redis.prefix}:${randomUUID()}`;
     const gate: WeightGate =
       kind === "in-process"
         ? new SlidingWindowGate({ ip: 1000, uid: 5, windowMs })
-        : new RedisWeightGate({ redis: connection, ip: { key: `${redis.prefix}:ip`, limit: 1000 }, uid: { key: `${redis.prefix}:uid`, limit: 5 }, windowMs, maxInFlightMs: timeoutMs });
-    client = new ExchangeClient({
-      baseUrl: relay.url,
-      credentials: DEFAULT_SANDBOX_CREDENTIALS,
-      locale: "en-US",
-      timeoutMs,
-      maxAttempts: 1, // a 429 fails the call
-      gate,
-      logger: pino({ level: "silent" }),
-    });
+        : new RedisWeightGate({ redis: connection, ip: { key: `${keys}:ip`, limit: 1000 }, uid: { key: `${keys}:uid`, limit: 5 }, windowMs, maxInFlightMs: timeoutMs });
+    client = new ExchangeClient({ baseUrl: relay.url, credentials: DEFAULT_SANDBOX_CREDENTIALS, locale: "en-US", timeoutMs, maxAttempts: 1, gate, logger: pino({ level: "silent" }) });
     const truth = sandbox.truth();
-    const query = { startTime: truth[0]!.cTimeMs, endTime: truth.at(-1)!.cTimeMs, limit: 100 };
+    return {
+      sandbox,
+      relay,
+      client,
+      query: { startTime: truth[0]!.cTimeMs, endTime: truth.at(-1)!.cTimeMs, limit: 100 },
+      done: async () => {
+        if (gate instanceof RedisWeightGate) await gate.drain();
+        connection.disconnect();
+      },
+    };
+  }
+
+  /** A request the relay holds `heldMs` on its way, called off by its caller after 50 ms (as the bills stream does with a window it re-plans). */
+  async function callOff(b: Awaited<ReturnType<typeof budgeted>>, heldMs: number): Promise<void> {
+    b.relay.delayNext(heldMs);
+    const calledOff = new AbortController();
+    setTimeout(() => calledOff.abort(), 50);
+    await expect(fetchBillsPage(b.client, b.query, calledOff.signal)).rejects.toHaveProperty("name", "AbortError");
+  }
+
+  it.each(["in-process", "Redis"] as const)("stays charged (%s gate) for as long as it may still reach the exchange, so the next request meets no 429", async (kind) => {
+    const b = await budgeted(kind, 1000, 800);
+    const { sandbox, client, query } = b;
     try {
-      // The first request is 400 ms on its way, and the caller calls it off after 50 ms (as the
-      // bills stream does with a window it re-plans). The exchange still gets it, and counts it,
-      // about 350 ms after the client gave up.
-      relay.delayNext(400);
-      const calledOff = new AbortController();
-      setTimeout(() => calledOff.abort(), 50);
-      await expect(fetchBillsPage(client, query, calledOff.signal)).rejects.toHaveProperty("name", "AbortError");
+      // The first request is 400 ms on its way when the caller calls it off. The exchange still
+      // gets it, and counts it, about 350 ms after the client gave up.
+      await callOff(b, 400);
       // The next one is sent as soon as the gate has room: had the first charge been settled at
       // the abort, that is ~350 ms before the exchange's window has room, and the answer a 429.
       const page = await fetchBillsPage(client, query);
@@ -206,31 +218,17 @@ describe("a request given up without an answer", () => {
       expect(stats.billsRequests).toBe(2); // the called-off request did reach the exchange
       expect(stats.rateLimited).toBe(0);
     } finally {
-      if (gate instanceof RedisWeightGate) await gate.drain();
-      connection.disconnect();
+      await b.done();
     }
   });
 
   it.each(["in-process", "Redis"] as const)("called off on the wire but answered soon after: its charge leaves a window after the answer, not a request timeout after (%s gate)", async (kind) => {
-    const longTimeoutMs = 5000;
-    const shortWindowMs = 300;
-    sandbox = await startSandbox({ billCount: 200, limits: { ipWeight: 1000, uidWeight: 5, windowMs: shortWindowMs } });
-    relay = await startRelay(sandbox.url);
-    const connection = new Redis(redis.url);
-    const gate: WeightGate =
-      kind === "in-process"
-        ? new SlidingWindowGate({ ip: 1000, uid: 5, windowMs: shortWindowMs })
-        : new RedisWeightGate({ redis: connection, ip: { key: `${redis.prefix}:ip2`, limit: 1000 }, uid: { key: `${redis.prefix}:uid2`, limit: 5 }, windowMs: shortWindowMs, maxInFlightMs: longTimeoutMs });
-    client = new ExchangeClient({ baseUrl: relay.url, credentials: DEFAULT_SANDBOX_CREDENTIALS, locale: "en-US", timeoutMs: longTimeoutMs, maxAttempts: 1, gate, logger: pino({ level: "silent" }) });
-    const truth = sandbox.truth();
-    const query = { startTime: truth[0]!.cTimeMs, endTime: truth.at(-1)!.cTimeMs, limit: 100 };
+    // A short window and a long request timeout, so that the two outcomes are far apart.
+    const b = await budgeted(kind, 300, 5000);
+    const { sandbox, client, query } = b;
     try {
-      // Called off 50 ms into a request the relay holds for 800 ms (a window re-planned).
-      relay.delayNext(800);
-      const calledOff = new AbortController();
-      setTimeout(() => calledOff.abort(), 50);
       const started = performance.now();
-      await expect(fetchBillsPage(client, query, calledOff.signal)).rejects.toHaveProperty("name", "AbortError");
+      await callOff(b, 800);
       // The caller is answered at once: the request has not even reached the exchange yet.
       expect(sandbox.stats().billsRequests).toBe(0);
       // The next request waits for the first one's charge: a window after its answer (~1.1 s),
@@ -242,8 +240,7 @@ describe("a request given up without an answer", () => {
       expect(stats.billsRequests).toBe(2);
       expect(stats.rateLimited).toBe(0);
     } finally {
-      if (gate instanceof RedisWeightGate) await gate.drain();
-      connection.disconnect();
+      await b.done();
     }
   });
 });
