@@ -42,7 +42,7 @@ describe("bills sync against the sandbox exchange", () => {
   });
 
   it("starts each backfill window at the density of the span before it, not at an hour", async () => {
-    // Two days of ~110 bills each: day 2's window starts ~15 h wide (the density of day 1), so it
+    // Two days of ~110 bills each: day 2's window starts ~17 h wide (the density of day 1), so it
     // takes about 2 requests; from the default hour it regrew 1, 2, 4, 8 h... (5 or more).
     const DAY = 86_400_000;
     const start = Date.UTC(2026, 0, 1);
