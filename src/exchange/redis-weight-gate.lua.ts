@@ -11,12 +11,20 @@ local function now_us()
   return tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 local function fmt(x) return string.format('%.0f', x) end
+local function weight(member) return tonumber(string.match(member, ':([^:]*)$')) or 0 end
+-- The running sum of a budget's charges (KEYS "<K>:sum") lives exactly as long as its sorted set.
+local function store_sum(zkey, skey, sum)
+  local p = redis.call('PTTL', zkey)
+  if p == -2 or sum <= 0 then redis.call('DEL', skey)
+  elseif p == -1 then redis.call('SET', skey, string.format('%.17g', sum))
+  else redis.call('SET', skey, string.format('%.17g', sum), 'PX', p) end
+end
 `;
 
 /**
  * Check-and-charge both budgets atomically, or report how long to wait; mode "peek" only reports.
  *
- * KEYS: 1 ip zset, 2 uid zset, 3 ip pause, 4 uid pause
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip pause, 4 uid pause, 5 ip sum, 6 uid sum
  * ARGV: 1 mode ("charge" | "peek"), 2 windowMs, 3 maxInFlightMs, 4 ip limit, 5 uid limit,
  *       6 ip member, 7 uid member (each "<id>:<weight>"), 8 ip cost, 9 uid cost, 10 key TTL ms
  * Returns: { granted 0|1, wait ms (integer, 0 when granted), used ip, used uid, now µs }
@@ -41,24 +49,32 @@ end
 
 local used = { 0, 0 }
 for i = 1, 2 do
-  -- A charge counts while at + window > now.
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', fmt(now - window))
-  local all = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
-  local weights = {}
+  -- A charge counts while at + window > now. The used weight is a running sum, so a check costs
+  -- the charges that expired since the last one, not the whole window (thousands of charges under
+  -- a large budget made every check a full scan).
+  local cutoff = fmt(now - window)
+  local stored = redis.call('GET', KEYS[i + 4])
   local sum = 0
-  for j = 1, #all, 2 do
-    local w = tonumber(string.match(all[j], ':([^:]*)$')) or 0
-    weights[j] = w
-    sum = sum + w
+  if stored then
+    sum = tonumber(stored)
+    for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', cutoff)) do sum = sum - weight(m) end
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
+  else
+    -- No running sum yet (an idle budget, or charges written before it existed): count once.
+    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
+    for _, m in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do sum = sum + weight(m) end
   end
+  if sum < 0 or redis.call('ZCARD', KEYS[i]) == 0 then sum = 0 end
   used[i] = sum
   local need = sum + costs[i] - limits[i]
   if charge and need > 0 then
-    -- Free charges in expiry order (ascending score) until the cost fits.
+    -- Over budget (then the window holds at most a budget's worth of charges): free charges in
+    -- expiry order (ascending score) until the cost fits.
+    local all = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
     local w_us = window
     local freed = 0
     for j = 1, #all, 2 do
-      freed = freed + weights[j]
+      freed = freed + weight(all[j])
       if freed >= need then
         local at = tonumber(all[j + 1])
         if at <= now then w_us = at + window - now end
@@ -72,6 +88,7 @@ for i = 1, 2 do
 end
 
 if not charge or wait > 0 then
+  for i = 1, 2 do store_sum(KEYS[i], KEYS[i + 4], used[i]) end
   return { 0, wait, tostring(used[1]), tostring(used[2]), fmt(now) }
 end
 
@@ -83,6 +100,7 @@ for i = 1, 2 do
     used[i] = used[i] + costs[i]
   end
   if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+  store_sum(KEYS[i], KEYS[i + 4], used[i])
 end
 return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now) }
 `;
@@ -91,7 +109,9 @@ return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now) }
  * The request finished: move the charge's "at" to now plus the time the request may still take to
  * reach the exchange (0 when it was answered); it then counts for one more window. Each key lives at
  * least as long as that charge counts.
- * KEYS: 1 ip zset, 2 uid zset. ARGV: 1 ip member, 2 uid member, 3 may-still-arrive ms, 4 key TTL ms.
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip sum, 4 uid sum. ARGV: 1 ip member, 2 uid member,
+ * 3 may-still-arrive ms, 4 key TTL ms. The sum is unchanged (the charge stays); its key keeps the
+ * set's lifetime.
  * XX: a charge that already expired (or was released) is not resurrected.
  */
 export const SETTLE_SCRIPT = `${PRELUDE}
@@ -100,6 +120,21 @@ local ttl = tonumber(ARGV[4])
 for i = 1, 2 do
   if redis.call('ZADD', KEYS[i], 'XX', 'CH', at, ARGV[i]) == 1 and redis.call('PTTL', KEYS[i]) < ttl then
     redis.call('PEXPIRE', KEYS[i], ttl)
+    if redis.call('PTTL', KEYS[i + 2]) > 0 then redis.call('PEXPIRE', KEYS[i + 2], ttl) end
+  end
+end
+return 1
+`;
+
+/**
+ * Hands back charges whose requests were never sent: removes them and their weight from the sum.
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip sum, 4 uid sum. ARGV: 1 ip member, 2 uid member.
+ */
+export const RELEASE_SCRIPT = `${PRELUDE}
+for i = 1, 2 do
+  if redis.call('ZREM', KEYS[i], ARGV[i]) == 1 then
+    local stored = redis.call('GET', KEYS[i + 2])
+    if stored then store_sum(KEYS[i], KEYS[i + 2], tonumber(stored) - weight(ARGV[i])) end
   end
 end
 return 1

@@ -8,6 +8,9 @@
 //            to the finish time, or for a request given up without an answer to the latest time it
 //            may still reach the exchange (weight-gate.ts says why). PEXPIREd to window + maxInFlight
 //            + 1 s on each charge (and further on such a settle), so idle keys vanish.
+//   K:sum    the weight of K's charges, kept by the scripts as charges are added, expire or are
+//            handed back, with K's lifetime: a check costs the charges expired since the last one,
+//            not a scan of the window (with a large budget, thousands of charges per check).
 //   K:pause  present (with a PX expiry) while the exchange asked us to back off.
 // One script (redis-weight-gate.lua.ts) checks and charges both budgets atomically, so acquire() is
 // one round trip when the budget has room, plus one per wait. settle() is one fire-and-forget round trip.
@@ -16,7 +19,7 @@
 // tag such as "{ledger-sync}" in both keys).
 import { createHash, randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import { CHARGE_SCRIPT, PAUSE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
+import { CHARGE_SCRIPT, PAUSE_SCRIPT, RELEASE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
 import { sleep } from "./sleep.ts";
 import type { Permit, WeightGate } from "./weight-gate.ts";
 import type { Weight } from "./weights.ts";
@@ -78,6 +81,7 @@ class LuaScript {
 const charge = new LuaScript(CHARGE_SCRIPT);
 const settle = new LuaScript(SETTLE_SCRIPT);
 const pause = new LuaScript(PAUSE_SCRIPT);
+const releaseScript = new LuaScript(RELEASE_SCRIPT);
 
 export class RedisWeightGate implements WeightGate {
   private readonly redis: Redis;
@@ -204,7 +208,7 @@ export class RedisWeightGate implements WeightGate {
   private async runCharge(mode: "charge" | "peek", cost: Weight, id: string): Promise<ScriptResult> {
     const raw = await charge.run(
       this.redis,
-      [this.ip.key, this.uid.key, this.pauseKey(this.ip), this.pauseKey(this.uid)],
+      [this.ip.key, this.uid.key, this.pauseKey(this.ip), this.pauseKey(this.uid), this.sumKey(this.ip), this.sumKey(this.uid)],
       [mode, this.windowMs, this.maxInFlightMs, this.ip.limit, this.uid.limit, `${id}:${cost.ip}`, `${id}:${cost.uid}`, cost.ip, cost.uid, this.ttlMs],
     );
     if (!Array.isArray(raw) || raw.length !== 5) throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
@@ -225,7 +229,7 @@ export class RedisWeightGate implements WeightGate {
         settled = true;
         const delayMs = Math.max(0, mayStillArriveMs);
         const ttlMs = Math.ceil(this.windowMs + delayMs) + 1000;
-        this.inBackground("settle", settle.run(this.redis, [this.ip.key, this.uid.key], [...members, delayMs, ttlMs]));
+        this.inBackground("settle", settle.run(this.redis, [this.ip.key, this.uid.key, this.sumKey(this.ip), this.sumKey(this.uid)], [...members, delayMs, ttlMs]));
       },
     };
     this.members.set(permit, members);
@@ -235,7 +239,7 @@ export class RedisWeightGate implements WeightGate {
   /** Hands back a charge whose request was never sent. */
   private release(permit: RedisPermit): void {
     const [ipMember = "", uidMember = ""] = this.members.get(permit) ?? [];
-    this.inBackground("release", this.redis.multi().zrem(this.ip.key, ipMember).zrem(this.uid.key, uidMember).exec());
+    this.inBackground("release", releaseScript.run(this.redis, [this.ip.key, this.uid.key, this.sumKey(this.ip), this.sumKey(this.uid)], [ipMember, uidMember]));
   }
 
   private inBackground(op: "settle" | "pause" | "release", work: Promise<unknown>): void {
@@ -255,5 +259,9 @@ export class RedisWeightGate implements WeightGate {
 
   private pauseKey(b: RedisBudget): string {
     return `${b.key}:pause`;
+  }
+
+  private sumKey(b: RedisBudget): string {
+    return `${b.key}:sum`;
   }
 }

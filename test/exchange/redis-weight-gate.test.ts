@@ -278,6 +278,58 @@ describe("RedisWeightGate", () => {
     expect(p1.used()).toEqual({ ip: 3, uid: 6 });
   });
 
+  it("keeps the weight in use as a running sum that matches the charges in the window: through expiry, hand-back and settle, and from charges written before the sum existed", async () => {
+    const ip = { key: key("ip"), limit: 1e6 };
+    const uid = { key: key("uid"), limit: 1e6 };
+    // A window long enough that no charge expires between the steps that count them, however busy the machine.
+    const windowMs = 1500;
+    const gate = processGate({ ip, uid, windowMs, maxInFlightMs: 20_000 });
+    const conn = clients.at(-1)!;
+    /** The weight of the charges in the window, scanned from the sorted set itself. */
+    const scanned = async (k: string) => {
+      const t = await conn.time();
+      const nowUs = Number(t[0]) * 1e6 + Number(t[1]);
+      const members = await conn.zrangebyscore(k, nowUs - windowMs * 1000 + 1, "+inf");
+      return members.reduce((sum, m) => sum + Number(m.split(":").at(-1)), 0);
+    };
+    const agree = async () => {
+      const used = await gate.usedNow();
+      expect(used).toEqual({ ip: await scanned(ip.key), uid: await scanned(uid.key) });
+      return used;
+    };
+    // Charges of mixed weights, some settled at once, some held, some handed back unsent.
+    const held = [];
+    for (let i = 0; i < 30; i++) {
+      const p = await gate.acquire({ ip: 1 + (i % 3), uid: 5 });
+      if (i % 4 === 0) held.push(p);
+      else p.settle();
+    }
+    const gaveUp = new AbortController();
+    const late = gate.acquire({ ip: 7, uid: 7 }, gaveUp.signal);
+    gaveUp.abort(new Error("gave up"));
+    await expect(late).rejects.toThrow("gave up");
+    await gate.drain();
+    expect((await agree()).uid).toBe(150);
+    // The settled ones leave after a window; the held ones (in flight) stay.
+    await new Promise((r) => setTimeout(r, windowMs + 100));
+    expect(await agree()).toEqual({ ip: held.reduce((s, _, j) => s + 1 + ((j * 4) % 3), 0), uid: held.length * 5 });
+    for (const p of held) p.settle();
+    await gate.drain();
+    await new Promise((r) => setTimeout(r, windowMs + 100));
+    expect(await agree()).toEqual({ ip: 0, uid: 0 });
+    // Charges without a running sum (written by a version before it): counted once, then kept.
+    for (let i = 0; i < 5; i++) (await gate.acquire({ ip: 2, uid: 2 })).settle();
+    await gate.drain();
+    await conn.del(`${ip.key}:sum`, `${uid.key}:sum`);
+    expect(await agree()).toEqual({ ip: 10, uid: 10 });
+    (await gate.acquire({ ip: 1, uid: 1 })).settle();
+    expect(await agree()).toEqual({ ip: 11, uid: 11 });
+    // The sum key lives as long as its sorted set.
+    const [zsetTtl, sumTtl] = await Promise.all([conn.pttl(uid.key), conn.pttl(`${uid.key}:sum`)]);
+    expect(sumTtl).toBeGreaterThan(0);
+    expect(Math.abs(zsetTtl - sumTtl)).toBeLessThan(100);
+  });
+
   it("propagates Redis errors from acquire() rather than letting the request through", async () => {
     const dead = new Redis({ host: "127.0.0.1", port: 1, enableOfflineQueue: false, retryStrategy: () => null, lazyConnect: true });
     dead.on("error", () => undefined);
