@@ -42,3 +42,14 @@ export async function benchRedis(scope: Cleanup): Promise<BenchRedis> {
   });
   return { url, prefix };
 }
+
+/**
+ * CPU seconds the Redis server has used (INFO cpu: user + system, main thread and children): read
+ * before and after a run, the difference is what the run cost Redis, as long as nothing else used
+ * the same server meanwhile.
+ */
+export async function redisServerCpu(connection: Redis): Promise<number> {
+  const info = await connection.info("cpu");
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, "m").exec(info)?.[1] ?? 0);
+  return field("used_cpu_user") + field("used_cpu_sys");
+}

@@ -15,7 +15,7 @@ import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";
 import { backendCpu, benchDatabase } from "./postgres.ts";
 import { cpuSeconds, machineCpu } from "./proc-stats.ts";
-import { benchRedis } from "./redis.ts";
+import { benchRedis, redisServerCpu } from "./redis.ts";
 import { int, pct, sec, type Row } from "./report.ts";
 import { startSandboxProcess, type SandboxProcess } from "./sandbox-process.ts";
 
@@ -28,7 +28,7 @@ export interface ScalingRun {
   seconds: number;
   requests: number;
   /** CPU seconds of the workers, the sandbox, the database's backends, and the whole machine. */
-  cpu: { workers: number; sandbox: number; postgres: number; machineBusy: number; machineTotal: number };
+  cpu: { workers: number; sandbox: number; postgres: number; redis: number; machineBusy: number; machineTotal: number };
 }
 
 export interface ScalingResult {
@@ -110,6 +110,7 @@ async function scalingRun(o: RunInput): Promise<ScalingRun> {
     const pgCpu = await backendCpu(database, scope);
     const workerCpu0 = workers.map((w) => cpuSeconds(w.pid) ?? 0);
     const sandboxCpu0 = cpuSeconds(o.sandbox.pid) ?? 0;
+    const redisCpu0 = await redisServerCpu(connection);
     const machine0 = machineCpu();
 
     const t0 = performance.now();
@@ -129,10 +130,11 @@ async function scalingRun(o: RunInput): Promise<ScalingRun> {
     const machine1 = machineCpu();
     const workersCpu = workers.reduce((sum, w, i) => sum + (cpuSeconds(w.pid) ?? workerCpu0[i]!) - workerCpu0[i]!, 0);
     const sandboxCpu = (cpuSeconds(o.sandbox.pid) ?? sandboxCpu0) - sandboxCpu0;
+    const redisCpu = (await redisServerCpu(connection)) - redisCpu0;
     const stored = (await db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills"))[0]?.n ?? 0;
     if (stored !== o.accounts * o.billsPerAccount) throw new Error(`scaling: stored ${stored} bills, expected ${o.accounts * o.billsPerAccount}`);
     const stats = await o.sandbox.stats();
-    return { processes: o.processes, bills: stored, seconds, requests: stats.billsRequests, cpu: { workers: workersCpu, sandbox: sandboxCpu, postgres: pgCpu.seconds(), machineBusy: machine1.busy - machine0.busy, machineTotal: machine1.total - machine0.total } };
+    return { processes: o.processes, bills: stored, seconds, requests: stats.billsRequests, cpu: { workers: workersCpu, sandbox: sandboxCpu, postgres: pgCpu.seconds(), redis: redisCpu, machineBusy: machine1.busy - machine0.busy, machineTotal: machine1.total - machine0.total } };
   } finally {
     await scope.run();
   }
@@ -147,7 +149,7 @@ export function scalingRows(r: ScalingResult, sizeNote: string): Row[] {
       const vs = base && run !== base ? `, ${(rate / (base.bills / base.seconds)).toFixed(2)}x ${base.processes} process${base.processes > 1 ? "es" : ""}` : "";
       return [
         `${run.processes} worker process${run.processes > 1 ? "es" : ""}`,
-        `${int(rate)} bills/s total (${sec(run.seconds)}${vs}); CPU s: workers ${run.cpu.workers.toFixed(1)}, sandbox ${run.cpu.sandbox.toFixed(1)}, PostgreSQL ${run.cpu.postgres.toFixed(1)}; machine busy ${pct(run.cpu.machineBusy, run.cpu.machineTotal)}`,
+        `${int(rate)} bills/s total (${sec(run.seconds)}${vs}); CPU s: workers ${run.cpu.workers.toFixed(1)}, sandbox ${run.cpu.sandbox.toFixed(1)}, PostgreSQL ${run.cpu.postgres.toFixed(1)}, Redis ${run.cpu.redis.toFixed(1)}; machine busy ${pct(run.cpu.machineBusy, run.cpu.machineTotal)}`,
       ];
     }),
   ];
@@ -158,5 +160,5 @@ export const SCALING_METHOD = [
   "The sandbox (own process, limits off) serves one history to 4 API keys (`extraCredentials`: 4 accounts, each its own UID). For each process count: a fresh database and Redis prefix, N `ledger-sync worker` processes with ACCOUNTS_FILE listing the 4 accounts and RATE_LIMIT_* out of the way (budgets still go through the Redis gate), each started and idle before the clock starts.",
   "Then every account's history is queued as backfill windows of --scaling-window-hours (default 24, as `ledger-sync backfill`; planBackfill + BackfillQueue.enqueue: what that command does) and the clock runs until every window's bookmark is at its end (backfillWindowsDone, polled every 200 ms). bills/s total = 4 × bills per account ÷ that time.",
   "An account's windows run one at a time and in time order (its bills lock), so at most 4 windows run at once whatever the process count; one process runs up to 4 jobs concurrently (concurrency = accounts).",
-  "CPU seconds: the worker processes, the sandbox, and the PostgreSQL backends of the database, over the run; machine busy = the whole machine's busy share (/proc/stat), every process included.",
+  "CPU seconds: the worker processes, the sandbox, the PostgreSQL backends of the database, and the Redis server (INFO cpu, before and after), over the run; machine busy = the whole machine's busy share (/proc/stat), every process included.",
 ];
