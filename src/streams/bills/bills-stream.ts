@@ -79,6 +79,13 @@ const HOUR = 3_600_000;
 
 /** Requests in flight at once per stream run: hides the exchange's latency and retry waits. */
 export const DEFAULT_BILLS_CONCURRENCY = 4;
+/** Bills queued behind the write in flight before fetching waits (memory bound). */
+const MAX_QUEUED_BILLS = 5000;
+/**
+ * Bills a write waits for (or the run's end): one statement per ~1,000 bills instead of one per
+ * window or two (write-behind.ts). Measured on the scaling benchmark: see docs/benchmarks.md.
+ */
+const MIN_BATCH_BILLS = 1000;
 /** Windows held at most ahead of the commit (memory bound: a window is at most a page or a piece). */
 const MAX_WINDOWS_AHEAD = 64;
 /**
@@ -128,7 +135,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const window = { from: first.fromMs, to: last.toMs, windows: windows.length };
     if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
     deps.logger.debug({ window, inserted: r.inserted }, "windows committed");
-  });
+  }, MAX_QUEUED_BILLS, MIN_BATCH_BILLS);
   let bounds: Promise<ExactBounds | undefined> | undefined;
   // Windows are asked for padded until the bounds are measured, exactly after: a padded window
   // right after a burst would otherwise carry the burst's bills and never come back under the limit.

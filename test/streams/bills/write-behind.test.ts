@@ -58,4 +58,22 @@ describe("write-behind (group commit)", () => {
     await expect(w.flush()).rejects.toThrow("database down");
     expect(calls).toBe(1);
   });
+
+  it("waits for a batch worth a statement: minBatchBills bills, or 64 windows, or flush", async () => {
+    const batches: number[][] = [];
+    const w = new WriteBehind(async (ws) => void batches.push(ws.map((x) => x.fromMs)), 5000, 100);
+    await w.push(win(0, 40));
+    await w.push(win(10, 40));
+    expect(batches).toEqual([]); // 80 bills: not yet
+    await w.push(win(20, 30));
+    expect(batches).toEqual([[0, 10, 20]]); // 110
+    await w.push(win(30, 5));
+    await w.flush(); // the run's end writes what is left
+    expect(batches).toEqual([[0, 10, 20], [30]]);
+    // Sparse history: empty windows still go out every 64 windows, so the cursor moves.
+    for (let i = 0; i < 64; i++) await w.push(win(1000 + i * 10, 0));
+    await w.settle();
+    expect(batches).toHaveLength(3);
+    expect(batches[2]).toHaveLength(64);
+  });
 });
