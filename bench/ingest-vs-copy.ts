@@ -2,6 +2,11 @@
 // history into a fresh database, against raw COPY of the very same rows into an identical table
 // and a per-row Prisma upsert loop over the first N of them, in the same run on the same server.
 // Also where the time goes (profile) and the CPU each process used meanwhile.
+//
+// The backfill and its COPY run as a pair, RUNS times, each pair into a fresh database: on this
+// VM either figure alone varies by a third from run to run (other work on the host), so one pair
+// could land the ratio anywhere from 0.43 to 0.63. The pair with the median ratio is reported in
+// full, with every pair's ratio beside it.
 import { cpus as cpuList } from "node:os";
 import { pino } from "pino";
 import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
@@ -22,8 +27,13 @@ export interface IngestOptions {
   upsertRows: number;
 }
 
+/** Backfill + COPY pairs per run of the item. */
+const RUNS = 3;
+
 export interface IngestResult {
   bills: number;
+  /** end-to-end ÷ COPY of every pair, in the order they ran. */
+  ratios: number[];
   ingestSeconds: number;
   requests: number;
   windows: number;
@@ -46,25 +56,39 @@ export const HISTORY_FROM_MS = HISTORY_TO_MS - 180 * 86_400_000;
 export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
   const scope = new Cleanup();
   try {
-    const database = await benchDatabase(scope);
     const sandbox = await startSandboxProcess({ seed: 7, billCount: o.bills, startMs: HISTORY_FROM_MS, endMs: HISTORY_TO_MS, limits: null }, scope);
-    const logger = pino({ level: "warn" });
-    const client = new ProfiledClient({
-      baseUrl: sandbox.url,
-      credentials: DEFAULT_SANDBOX_CREDENTIALS,
-      locale: "en-US",
-      timeoutMs: 30_000,
-      maxAttempts: 3,
-      gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
-      logger,
-    });
-    scope.add("close the exchange client", () => client.close());
-    const db = createDb(database.url);
-    scope.add("disconnect Prisma", () => db.$disconnect());
-    const pgCpu = await backendCpu(database, scope);
-    const pgTimer = setInterval(() => void pgCpu.sample().catch(() => undefined), 250);
-    scope.add("stop sampling backends", () => clearInterval(pgTimer));
+    const pairs: Pair[] = [];
+    for (let i = 0; i < RUNS; i++) pairs.push(await backfillAndCopy(o, sandbox, scope));
+    const ratioOf = (p: Pair) => o.bills / p.ingestSeconds / (p.copyRows / p.copySeconds);
+    const median = [...pairs].sort((a, b) => ratioOf(a) - ratioOf(b))[Math.floor(pairs.length / 2)]!;
+    const upsertDatabase = await benchDatabase(scope);
+    const upsert = await timePerRowUpsert(median.databaseUrl, upsertDatabase.url, Math.min(o.upsertRows, o.bills));
+    const { databaseUrl: _, ...reported } = median;
+    return { bills: o.bills, ratios: pairs.map(ratioOf), ...reported, upsertRows: upsert.rows, upsertSeconds: upsert.seconds };
+  } finally {
+    await scope.run();
+  }
+}
 
+type Pair = Omit<IngestResult, "bills" | "ratios" | "upsertRows" | "upsertSeconds"> & { databaseUrl: string };
+
+/** One backfill of the whole history into a fresh database, then COPY of the rows it stored. */
+async function backfillAndCopy(o: IngestOptions, sandbox: { url: string; pid: number }, scope: Cleanup): Promise<Pair> {
+  const database = await benchDatabase(scope);
+  const logger = pino({ level: "warn" });
+  const client = new ProfiledClient({
+    baseUrl: sandbox.url,
+    credentials: DEFAULT_SANDBOX_CREDENTIALS,
+    locale: "en-US",
+    timeoutMs: 30_000,
+    maxAttempts: 3,
+    gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
+    logger,
+  });
+  const db = createDb(database.url);
+  const pgCpu = await backendCpu(database, scope);
+  const pgTimer = setInterval(() => void pgCpu.sample().catch(() => undefined), 250);
+  try {
     const machine0 = machineCpu();
     const cpu0 = process.cpuUsage();
     const sandboxCpu0 = cpuSeconds(sandbox.pid) ?? 0;
@@ -77,28 +101,24 @@ export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
     clearInterval(pgTimer);
     await pgCpu.sample();
     if (summary.billsFetched !== o.bills) throw new Error(`benchmark backfill fetched ${summary.billsFetched} of ${o.bills} bills`);
-    const profile = client.profile();
-
     const copy = await timeCopyOfSameRows(database.url);
     if (copy.rows !== o.bills) throw new Error(`COPY loaded ${copy.rows} of ${o.bills} rows`);
-    const upsertDatabase = await benchDatabase(scope);
-    const upsert = await timePerRowUpsert(database.url, upsertDatabase.url, Math.min(o.upsertRows, o.bills));
     return {
-      bills: o.bills,
+      databaseUrl: database.url,
       ingestSeconds,
       requests: summary.requests,
       windows: summary.windows,
       fetchSeconds: summary.fetchSeconds,
       writeSeconds: summary.writeSeconds,
-      profile,
+      profile: client.profile(),
       cpu: { client: (cpu1.user + cpu1.system) / 1e6, sandbox: sandboxCpu, postgres: pgCpu.seconds(), machineBusy: machine1.busy - machine0.busy, machineTotal: machine1.total - machine0.total },
       copyRows: copy.rows,
       copySeconds: copy.seconds,
-      upsertRows: upsert.rows,
-      upsertSeconds: upsert.seconds,
     };
   } finally {
-    await scope.run();
+    clearInterval(pgTimer);
+    await client.close();
+    await db.$disconnect();
   }
 }
 
@@ -114,7 +134,7 @@ export function ingestRows(r: IngestResult, sizeNote: string): Row[] {
     ["end-to-end backfill (HTTP, parse, validate, map, write)", `${int(e2e)} bills/s (${sec(r.ingestSeconds)}, ${int(r.requests)} requests, ${int(r.windows)} windows)`],
     ["raw COPY of the same rows", `${int(copy)} bills/s (${sec(r.copySeconds)})`],
     [`per-row Prisma upsert loop (${int(r.upsertRows)} rows)`, `${int(perRow)} bills/s (${sec(r.upsertSeconds)})`],
-    ["end-to-end / COPY (goal >= 0.5x)", ratio(e2e / copy)],
+    ["end-to-end / COPY (goal >= 0.5x)", `${ratio(e2e / copy)} (the median of ${r.ratios.length} backfill + COPY pairs: ${r.ratios.map(ratio).join(", ")}; this pair's figures throughout)`],
     ["end-to-end / per-row upsert (goal >= 30x)", ratio(e2e / perRow)],
     ["profile: fetch path, summed over concurrent requests (fetchSeconds)", `${sec(r.fetchSeconds)} (${(r.fetchSeconds / r.ingestSeconds).toFixed(1)} requests in flight on average)`],
     ["↳ HTTP round trip incl. budget gate (remainder)", `${sec(http)} (${((1000 * http) / Math.max(1, p.calls)).toFixed(2)} ms per request)`],
@@ -130,7 +150,7 @@ export const INGEST_METHOD = [
   "End-to-end: one `syncAccountBills` call (what `sync`/`backfill --inline` run) over the whole history, from a fresh migrated database; the sandbox serves it from its own process with limits off, the client's budget gate is set out of the way (1e9). bills/s = bills ÷ wall time of that call.",
   "COPY: the stored rows are copied out to memory (text format), then `COPY bills_copy FROM STDIN` into `CREATE TABLE bills_copy (LIKE bills INCLUDING ALL)` (same columns, defaults, primary key and indexes) is timed. bills/s = rows ÷ that time.",
   "Per-row upsert: the first N stored bills (ledger order) are read back, then N sequential awaited `db.bill.upsert({where: {accountName_billId}, create, update})` through the generated Prisma client into a fresh migrated database are timed (no HTTP or parsing charged, so end-to-end ÷ per-row is a lower bound).",
-  "Ratios: end-to-end bills/s ÷ COPY bills/s, and end-to-end bills/s ÷ per-row bills/s.",
+  "Ratios: end-to-end bills/s ÷ COPY bills/s, and end-to-end bills/s ÷ per-row bills/s. The backfill and its COPY run as a pair three times, each into a fresh database (either figure alone varies by a third between runs on this VM); every pair's ratio is listed, and the pair with the median ratio is the one reported (its backfill, COPY, profile and CPU). The per-row loop runs once.",
   "Profile (bench/profiled-client.ts, no change in src): fetchSeconds and writeSeconds are the stream's own summary (time inside fetchPage, summed over the requests in flight at once, so fetchSeconds ÷ wall time is the average number in flight; time inside commitWindow, which runs behind the fetching). Each client call is timed whole; its `parse` step (envelope, per-item validation, mapping to Bill) is wrapped and timed; the lossless JSON parse runs inside the client, so it is estimated by re-parsing a sample of the same response texts (cost per character × characters received). HTTP = call time − one JSON parse − validation, summed over concurrent calls like fetchSeconds: it includes waiting for the sandbox (and for CPU when the machine is busy), waiting behind the other requests in flight, and signing.",
   "CPU seconds: user+system time of this process, of the sandbox process (/proc/<pid>/stat), and of the PostgreSQL backends serving the database (pids from pg_stat_activity, sampled every 250 ms), against cores × wall time; and the whole machine's busy time from /proc/stat. Ours near 100% means the CPU sets the pace; the machine's well above ours means other work shared the cores.",
 ];
