@@ -48,6 +48,7 @@ for i = 3, 4 do
 end
 
 local used = { 0, 0 }
+local stale = { false, false } -- the stored sum no longer says used[i]
 for i = 1, 2 do
   -- A charge counts while at + window > now. The used weight is a running sum, so a check costs
   -- the charges that expired since the last one, not the whole window (thousands of charges under
@@ -57,14 +58,22 @@ for i = 1, 2 do
   local sum = 0
   if stored then
     sum = tonumber(stored)
-    for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', cutoff)) do sum = sum - weight(m) end
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
+    local expired = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', cutoff)
+    if #expired > 0 then
+      for _, m in ipairs(expired) do sum = sum - weight(m) end
+      redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
+      stale[i] = true
+    end
   else
     -- No running sum yet (an idle budget, or charges written before it existed): count once.
     redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
     for _, m in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do sum = sum + weight(m) end
+    stale[i] = sum > 0
   end
-  if sum < 0 or redis.call('ZCARD', KEYS[i]) == 0 then sum = 0 end
+  if sum < 0 or (sum > 0 and redis.call('ZCARD', KEYS[i]) == 0) then
+    sum = 0
+    stale[i] = true
+  end
   used[i] = sum
   local need = sum + costs[i] - limits[i]
   if charge and need > 0 then
@@ -88,7 +97,8 @@ for i = 1, 2 do
 end
 
 if not charge or wait > 0 then
-  for i = 1, 2 do store_sum(KEYS[i], KEYS[i + 4], used[i]) end
+  -- A waiter polls while the budget is full: write the sum only when this check changed it.
+  for i = 1, 2 do if stale[i] then store_sum(KEYS[i], KEYS[i + 4], used[i]) end end
   return { 0, wait, tostring(used[1]), tostring(used[2]), fmt(now) }
 end
 

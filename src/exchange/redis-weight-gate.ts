@@ -91,6 +91,9 @@ export class RedisWeightGate implements WeightGate {
   private readonly maxInFlightMs: number;
   private readonly pollMs: number;
   private readonly ttlMs: number;
+  /** Script keys, fixed per gate: both sets and their sums; for a charge, the pause keys too. */
+  private readonly setKeys: string[];
+  private readonly chargeKeys: string[];
   private readonly onBackgroundError: RedisWeightGateOptions["onBackgroundError"];
   /** Unique per instance: member ids are `${instance}.${seq}`. */
   private readonly instance = randomBytes(6).toString("base64url");
@@ -117,6 +120,9 @@ export class RedisWeightGate implements WeightGate {
     this.pollMs = o.pollMs ?? 25;
     this.ttlMs = Math.ceil(o.windowMs + o.maxInFlightMs) + 1000;
     this.onBackgroundError = o.onBackgroundError;
+    const sums = [`${o.ip.key}:sum`, `${o.uid.key}:sum`];
+    this.setKeys = [o.ip.key, o.uid.key, ...sums];
+    this.chargeKeys = [o.ip.key, o.uid.key, this.pauseKey(o.ip), this.pauseKey(o.uid), ...sums];
   }
 
   acquire(cost: Weight, signal?: AbortSignal): Promise<RedisPermit> {
@@ -208,7 +214,7 @@ export class RedisWeightGate implements WeightGate {
   private async runCharge(mode: "charge" | "peek", cost: Weight, id: string): Promise<ScriptResult> {
     const raw = await charge.run(
       this.redis,
-      [this.ip.key, this.uid.key, this.pauseKey(this.ip), this.pauseKey(this.uid), this.sumKey(this.ip), this.sumKey(this.uid)],
+      this.chargeKeys,
       [mode, this.windowMs, this.maxInFlightMs, this.ip.limit, this.uid.limit, `${id}:${cost.ip}`, `${id}:${cost.uid}`, cost.ip, cost.uid, this.ttlMs],
     );
     if (!Array.isArray(raw) || raw.length !== 5) throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
@@ -229,7 +235,7 @@ export class RedisWeightGate implements WeightGate {
         settled = true;
         const delayMs = Math.max(0, mayStillArriveMs);
         const ttlMs = Math.ceil(this.windowMs + delayMs) + 1000;
-        this.inBackground("settle", settle.run(this.redis, [this.ip.key, this.uid.key, this.sumKey(this.ip), this.sumKey(this.uid)], [...members, delayMs, ttlMs]));
+        this.inBackground("settle", settle.run(this.redis, this.setKeys, [...members, delayMs, ttlMs]));
       },
     };
     this.members.set(permit, members);
@@ -239,7 +245,7 @@ export class RedisWeightGate implements WeightGate {
   /** Hands back a charge whose request was never sent. */
   private release(permit: RedisPermit): void {
     const [ipMember = "", uidMember = ""] = this.members.get(permit) ?? [];
-    this.inBackground("release", releaseScript.run(this.redis, [this.ip.key, this.uid.key, this.sumKey(this.ip), this.sumKey(this.uid)], [ipMember, uidMember]));
+    this.inBackground("release", releaseScript.run(this.redis, this.setKeys, [ipMember, uidMember]));
   }
 
   private inBackground(op: "settle" | "pause" | "release", work: Promise<unknown>): void {
@@ -259,9 +265,5 @@ export class RedisWeightGate implements WeightGate {
 
   private pauseKey(b: RedisBudget): string {
     return `${b.key}:pause`;
-  }
-
-  private sumKey(b: RedisBudget): string {
-    return `${b.key}:sum`;
   }
 }
