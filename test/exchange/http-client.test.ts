@@ -11,6 +11,7 @@ import { RedisWeightGate } from "../../src/exchange/redis-weight-gate.ts";
 import { SlidingWindowGate, type WeightGate } from "../../src/exchange/weight-gate.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
+import { sandboxClient } from "../support/sandbox-client.ts";
 
 let sandbox: Sandbox | undefined;
 let client: ExchangeClient | undefined;
@@ -181,7 +182,7 @@ describe("a request given up without an answer", () => {
       kind === "in-process"
         ? new SlidingWindowGate({ ip: 1000, uid: 5, windowMs })
         : new RedisWeightGate({ redis: connection, ip: { key: `${keys}:ip`, limit: 1000 }, uid: { key: `${keys}:uid`, limit: 5 }, windowMs, maxInFlightMs: timeoutMs });
-    client = new ExchangeClient({ baseUrl: relay.url, credentials: DEFAULT_SANDBOX_CREDENTIALS, locale: "en-US", timeoutMs, maxAttempts: 1, gate, logger: pino({ level: "silent" }) });
+    client = sandboxClient({ url: relay.url }, { timeoutMs, maxAttempts: 1, gate });
     const truth = sandbox.truth();
     return {
       sandbox,

@@ -3,30 +3,24 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateDeploy } from "../../src/store/migrate/index.ts";
-import { createDb, type Db } from "../../src/store/prisma.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, sandboxExchangeEnv, startSandbox, type Sandbox, type SandboxCredentials } from "../../src/sandbox/index.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { freePort, startCli, waitFor } from "../support/processes.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 import { asRows, storedBills } from "../support/sandbox-sync.ts";
 
-let database: TestDatabase;
-let db: Db;
+let database: MigratedDb;
 let redis: TestRedis;
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrateDeploy(database.url);
-  db = createDb(database.url);
+  database = await createMigratedDb();
   redis = await createTestRedis();
 });
 afterAll(async () => {
-  await db.$disconnect();
-  await database.drop();
+  await database.close();
   await redis.cleanup();
 });
 
-const count = async (account: string) => (await db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1", account))[0]!.n;
+const count = async (account: string) => (await database.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1", account))[0]!.n;
 
 /** The single-account variables for the sandbox's default credentials. */
 const sandboxAccount = (name: string) => ({ ...sandboxExchangeEnv(), ACCOUNT_NAME: name });
@@ -69,7 +63,7 @@ describe("worker processes", () => {
     try {
       const truth = asRows(sandbox.truth());
       await waitFor("all three accounts synced", async () => (await Promise.all(all.map((_, i) => count(`acct${i}`)))).every((n) => n >= truth.length), 90_000);
-      for (let i = 0; i < all.length; i++) expect(await storedBills(db, `acct${i}`)).toEqual(truth);
+      for (let i = 0; i < all.length; i++) expect(await storedBills(database.db, `acct${i}`)).toEqual(truth);
       const stats = sandbox.stats();
       expect(stats.rateLimited).toBe(0);
       expect(stats.maxUidWeightInWindow).toBeLessThanOrEqual(60);
@@ -121,7 +115,7 @@ describe("worker processes", () => {
       second = startCli(["worker"], { ...env, METRICS_PORT: String(await freePort()) });
       expect(await backfill.exited).toBe(0);
       expect(backfill.output()).toMatch(/backfill complete: \d+ windows, 12000 bills in range/);
-      expect(await storedBills(db, "kill")).toEqual(asRows(truth));
+      expect(await storedBills(database.db, "kill")).toEqual(asRows(truth));
       second.signal("SIGTERM");
       expect(await second.exited).toBe(0);
     } finally {
@@ -153,8 +147,8 @@ describe("worker processes", () => {
       expect(worker.output()).toContain("shutdown timeout: stopping running jobs at their next page");
       expect(worker.output()).toContain("shut down cleanly");
       // What was committed is exact: the stored bills are a prefix of the truth, up to the cursor.
-      const cursor = (await db.$queryRawUnsafe<{ c: bigint }[]>("SELECT cursor_ms AS c FROM sync_state WHERE account_name = 'term' AND stream = 'bills'"))[0]?.c;
-      const stored = await storedBills(db, "term");
+      const cursor = (await database.db.$queryRawUnsafe<{ c: bigint }[]>("SELECT cursor_ms AS c FROM sync_state WHERE account_name = 'term' AND stream = 'bills'"))[0]?.c;
+      const stored = await storedBills(database.db, "term");
       expect(stored).toEqual(asRows(truth.filter((b) => cursor !== undefined && b.cTimeMs <= Number(cursor))));
     } finally {
       worker.signal("SIGKILL");

@@ -4,9 +4,8 @@
 // accepts connections but passes no bytes until opened.
 import { createServer, Socket, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateDeploy } from "../../src/store/migrate/index.ts";
 import { sandboxExchangeEnv, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { freePort, startCli, waitFor, type Proc } from "../support/processes.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
@@ -55,18 +54,17 @@ async function startRedisGate(target: URL): Promise<RedisGate> {
   };
 }
 
-let database: TestDatabase;
+let database: MigratedDb;
 let redis: TestRedis;
 let sandbox: Sandbox;
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrateDeploy(database.url);
+  database = await createMigratedDb();
   redis = await createTestRedis();
   sandbox = await startSandbox({ seed: 77, billCount: 50, limits: null });
 });
 afterAll(async () => {
   await sandbox?.close();
-  await database?.drop();
+  await database?.close();
   await redis?.cleanup();
 });
 
