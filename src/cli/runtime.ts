@@ -10,7 +10,7 @@ export interface Runtime {
 
 export function createRuntime(): Runtime {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, { format: config.logFormat });
   const controller = new AbortController();
   const stop = (sig: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(130); // second signal: leave now

@@ -177,6 +177,7 @@ const redisUrl = z
   });
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export const LOG_FORMATS = ["json", "pretty"] as const;
 
 export const envSchema = z.object({
   DATABASE_URL: postgresUrl,
@@ -250,6 +251,13 @@ export const envSchema = z.object({
     .optional()
     .transform((v) => (v ? v.toLowerCase() : "info"))
     .pipe(z.enum(LOG_LEVELS, { message: `must be one of ${LOG_LEVELS.join(", ")}` })),
+  // Empty: pretty lines when stderr is a terminal, JSON lines otherwise (decided by the logger).
+  LOG_FORMAT: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.toLowerCase() : undefined))
+    .pipe(z.enum(LOG_FORMATS, { message: `must be one of ${LOG_FORMATS.join(", ")} (or empty: pretty on a terminal, json otherwise)` }).optional()),
 });
 
 export type Env = z.output<typeof envSchema>;

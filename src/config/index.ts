@@ -48,6 +48,8 @@ export interface Config {
     egressId: string;
   };
   logLevel: Env["LOG_LEVEL"];
+  /** LOG_FORMAT; undefined lets the logger choose (pretty on a terminal, JSON otherwise). */
+  logFormat: Env["LOG_FORMAT"];
 }
 
 /** Validates every variable; the error names each bad variable and why. */
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       egressId: e.EGRESS_ID ?? hostname(),
     },
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
   };
 }
 

@@ -1,8 +1,20 @@
-// Structured logs (pino) on stderr, so stdout stays free for summaries and --json output.
-// Secrets never reach a log line: we do not log them, and redaction catches accidents.
+// Logs (pino) on stderr, so stdout stays free for summaries and --json output: JSON lines for
+// services and log shippers, short human lines when stderr is a terminal (LOG_FORMAT overrides).
+// Secrets never reach a log line: we do not log them, and redaction catches accidents, in both
+// formats (the human lines are made from the redacted JSON).
 import { pino, type DestinationStream, type Logger } from "pino";
+import { prettyDestination } from "./pretty-format.ts";
 
 export type { Logger };
+
+export type LogFormat = "json" | "pretty";
+
+export interface LoggerOptions {
+  /** Undefined: pretty when the destination is a terminal, JSON otherwise. */
+  format?: LogFormat | undefined;
+  /** Default: process.stderr. */
+  destination?: NodeJS.WritableStream | undefined;
+}
 
 const REDACT = [
   "apiSecret",
@@ -15,6 +27,7 @@ const REDACT = [
   "*.secret",
   "*.password",
   "*.signature",
+  "headers",
   "*.headers",
   "credentials",
   "*.credentials",
@@ -22,8 +35,21 @@ const REDACT = [
   "*.databaseUrl",
 ];
 
-export function createLogger(level: string, destination: NodeJS.WritableStream = process.stderr): Logger {
-  return pino({ level, base: undefined, redact: { paths: REDACT, censor: "[redacted]" }, timestamp: pino.stdTimeFunctions.isoTime }, destination as DestinationStream);
+/** A bare stream as the second argument is the destination (the form older callers use). */
+export function createLogger(level: string, options: LoggerOptions | NodeJS.WritableStream = {}): Logger {
+  const { format, destination = process.stderr }: LoggerOptions = "write" in options ? { destination: options } : options;
+  const tty = (destination as { isTTY?: boolean }).isTTY === true;
+  const out =
+    (format ?? (tty ? "pretty" : "json")) === "pretty"
+      ? prettyDestination(destination, { colorize: tty && hasColors(destination), stacks: level === "debug" || level === "trace" })
+      : (destination as DestinationStream);
+  return pino({ level, base: undefined, redact: { paths: REDACT, censor: "[redacted]" }, timestamp: pino.stdTimeFunctions.isoTime }, out);
+}
+
+/** Node's answer for a terminal stream: it honours NO_COLOR, NODE_DISABLE_COLORS, FORCE_COLOR and TERM=dumb. */
+function hasColors(stream: NodeJS.WritableStream): boolean {
+  const s = stream as { hasColors?: () => boolean };
+  return typeof s.hasColors === "function" && s.hasColors();
 }
 
 /** A URL safe to print: the password replaced. */

@@ -34,7 +34,7 @@ export function registerBackfill(program: Command): void {
     .option("--inline", "run the windows here, one after another, instead of queueing them")
     .action(async (o: Options) => {
       const config = loadConfig();
-      const logger = createLogger(config.logLevel);
+      const logger = createLogger(config.logLevel, { format: config.logFormat });
       const toMs = o.to ?? Date.now();
       if (toMs < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
       let accounts = loadAccounts(config);

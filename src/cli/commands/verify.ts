@@ -79,7 +79,7 @@ async function runRepair(config: Config, db: Db, account: string, continuity: Co
   if (!configured) {
     throw new CliExit(EXIT.usage, `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`);
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, { format: config.logFormat });
   const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: localWeightGate(config), logger });
   try {
     return await repairBreaks({ db, client, logger, account, continuity });
