@@ -1,9 +1,16 @@
 import { defineConfig } from "vitest/config";
+import { redisUnavailable } from "./src/local-services/redis.ts";
+
+// Test files that need a Redis say so on their first line (`// @module-tag redis`). Where none can
+// be had (no TEST_REDIS_URL, no redis-server, and not root to install one) they are skipped, and
+// the global setup says so in one line; CI always has one, and there a missing Redis fails the run.
+const noRedis = process.env.TEST_REDIS_URL || process.env.CI ? undefined : redisUnavailable();
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
+    tags: [{ name: "redis", description: "needs a Redis server (TEST_REDIS_URL, or a local redis-server)", skip: noRedis !== undefined }],
     // Integration tests talk to real Postgres and a real HTTP sandbox; give them room.
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -1,7 +1,7 @@
 // Item 4: freshness. The real worker runs with BILLS_INTERVAL_MS; bills are appended to the
 // sandbox at random moments, and for each the time until it is in PostgreSQL is measured.
 import pg from "pg";
-import { freePort } from "../src/cli/demo/free-port.ts";
+import { freePort } from "../src/local-services/free-port.ts";
 import { sandboxExchangeEnv } from "../src/sandbox/index.ts";
 import { Cleanup } from "./cleanup.ts";
 import { startCli } from "./cli-process.ts";

@@ -3,7 +3,7 @@
 // run. Every benchmark database is fresh, migrated on request, and dropped by its scope.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startEmbeddedPostgres } from "../src/store/embedded-postgres.ts";
+import { startLocalPostgres } from "../src/local-services/postgres/index.ts";
 import { migrateDeploy } from "../src/store/migrate/index.ts";
 import { runScope, type Cleanup } from "./cleanup.ts";
 import { CpuTracker } from "./proc-stats.ts";
@@ -21,7 +21,7 @@ export function benchServer(): Promise<{ adminUrl: string; version: string; sour
     let adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
     let source = process.env.BENCH_DATABASE_URL ? "BENCH_DATABASE_URL" : "TEST_DATABASE_URL";
     if (!adminUrl) {
-      const embedded = await startEmbeddedPostgres(".data/bench-postgres", 54339);
+      const embedded = await startLocalPostgres(".data/bench-postgres", 54339);
       runScope.add("stop the embedded PostgreSQL", () => embedded.stop());
       adminUrl = embedded.url;
       source = "embedded";

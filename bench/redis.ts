@@ -3,7 +3,7 @@
 // its keys are deleted by its scope.
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { startRedisServer } from "../src/cli/demo/local-redis.ts";
+import { startRedisServer } from "../src/local-services/redis.ts";
 import { runScope, type Cleanup } from "./cleanup.ts";
 
 let server: Promise<string> | undefined;

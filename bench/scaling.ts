@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort } from "../src/cli/demo/free-port.ts";
+import { freePort } from "../src/local-services/free-port.ts";
 import { planBackfill } from "../src/jobs/backfill-plan.ts";
 import { BackfillQueue } from "../src/jobs/backfill-queue.ts";
 import { backfillCursorStream } from "../src/jobs/backfill-plan.ts";

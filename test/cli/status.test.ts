@@ -1,3 +1,4 @@
+// @module-tag redis
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";

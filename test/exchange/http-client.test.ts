@@ -1,3 +1,4 @@
+// @module-tag redis
 // The exchange client against the sandbox over real HTTP: headers, errors, retries.
 import { randomUUID } from "node:crypto";
 import { connect, createServer, type AddressInfo, type Socket } from "node:net";

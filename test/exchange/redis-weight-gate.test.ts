@@ -1,3 +1,4 @@
+// @module-tag redis
 // RedisWeightGate against a real Redis. Several gates with their own ioredis connections but the
 // same keys stand for worker processes on different machines.
 import { Redis } from "ioredis";

@@ -1,3 +1,4 @@
+// @module-tag redis
 // Issue 7, part 5: bad configuration and command lines. Every variable of src/config/env-schema.ts
 // and the flags and arguments of every command, each given one bad value, through the real
 // executable: exactly one line on stderr naming what is wrong, exit code 2 (usage), nothing on

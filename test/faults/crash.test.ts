@@ -1,3 +1,4 @@
+// @module-tag redis
 // Fault scenario 1, "crash anywhere": a worker process backfills the sandbox's history and is
 // killed with SIGKILL at seeded random moments, restarted each time; at the end the database
 // equals the truth (0 missing, 0 duplicate, 0 different). After every kill the committed state is

@@ -1,3 +1,4 @@
+// @module-tag redis
 // Fault scenario 3, "infrastructure restarts": while a worker process backfills, its Redis is
 // restarted, then its PostgreSQL. The worker recovers on its own (reconnects, retries the job),
 // the backfill ends exact, and the worker's log has one warning per outage, not a flood.

@@ -1,3 +1,4 @@
+// @module-tag redis
 // Fault scenario 2, "exchange fault storm": the same history is backfilled twice by a worker
 // process, first from a clean sandbox, then with 5% of requests faulted — 429 with and without
 // Retry-After, 500/502/503 with HTML bodies, 2 s stalls beyond the client timeout, truncated JSON,

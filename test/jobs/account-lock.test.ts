@@ -1,3 +1,4 @@
+// @module-tag redis
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AccountLock } from "../../src/jobs/account-lock.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";

@@ -1,3 +1,4 @@
+// @module-tag redis
 // Backfill windows of one account run in time order, and a finished window starts its successor
 // instead of leaving it to wait out its delay. Real Redis (BullMQ), PostgreSQL and the sandbox.
 import { Queue, Worker, type Job } from "bullmq";

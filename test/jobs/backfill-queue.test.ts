@@ -1,3 +1,4 @@
+// @module-tag redis
 import { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { planBackfill } from "../../src/jobs/backfill-plan.ts";

@@ -1,3 +1,4 @@
+// @module-tag redis
 // The scheduled bills job verifies what it synced (the incremental verify) and publishes the result:
 // /metrics gauges per check and `ledger-sync status`. Real PostgreSQL, Redis (the account lock) and
 // the sandbox exchange over HTTP; the processor runs as the worker runs it.

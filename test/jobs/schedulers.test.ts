@@ -1,3 +1,4 @@
+// @module-tag redis
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccountConfig } from "../../src/config/accounts.ts";
 import { closeQueues, createQueues, type Queues } from "../../src/jobs/queues.ts";

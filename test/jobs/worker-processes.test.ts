@@ -1,3 +1,4 @@
+// @module-tag redis
 // Worker processes as they run in production: real Redis, real PostgreSQL, the sandbox exchange.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

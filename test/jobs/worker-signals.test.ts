@@ -1,3 +1,4 @@
+// @module-tag redis
 // A worker signalled while it is still booting: SIGTERM is not Node's default kill at that point,
 // but an ordered shutdown once boot ends, or, when boot cannot end (Redis unreachable), exit 1 after
 // SHUTDOWN_TIMEOUT_MS. Boot is held at a chosen moment by a loopback TCP gate in front of Redis that

@@ -1,3 +1,4 @@
+// @module-tag redis
 // Health against real dependencies: the test Redis and a migrated PostgreSQL database; an
 // unreachable Redis is a closed loopback port, a hung one a TCP server that never answers.
 import { createServer, type Server, type Socket } from "node:net";

@@ -1,3 +1,4 @@
+// @module-tag redis
 // The ops server over real loopback HTTP: Bull Board on a real bullmq queue in the test Redis,
 // queue depth gauges refreshed before a scrape, and close() that does not wait on idle clients.
 import { Queue } from "bullmq";

@@ -1,3 +1,4 @@
+// @module-tag redis
 // Secrets never appear in output: a full run of every command that touches them, at debug
 // level, then the failure paths, and every line of stdout, stderr, /metrics, /healthz and
 // `status` searched for the API secret, the passphrase, every ACCESS-SIGN the exchange received,

@@ -1,39 +1,56 @@
-// Provides every test file with the URL of a real PostgreSQL server it may create databases on.
-// CI (and anyone with a server) sets TEST_DATABASE_URL; otherwise an embedded PostgreSQL is started
-// under .data/test-postgres so that `npm test` works on a fresh machine with nothing installed.
+// Provides every test file with the URL of a real PostgreSQL server it may create databases on,
+// and of a real Redis. CI (and anyone with servers) sets TEST_DATABASE_URL and TEST_REDIS_URL;
+// otherwise a local PostgreSQL is started under .data/test-postgres and a local redis-server, so
+// that `npm test` works on a fresh machine with nothing installed. A service that cannot be
+// started ends the run with one line saying what failed and what to do.
 import type { TestProject } from "vitest/node";
-import type { EmbeddedHandle } from "../../src/store/embedded-postgres.ts";
-import { startRedisServer, type RedisHandle } from "../../src/cli/demo/local-redis.ts";
+import { LocalServiceError } from "../../src/local-services/errors.ts";
+import type { LocalPostgres } from "../../src/local-services/postgres/index.ts";
+import { redisUnavailable, startRedisServer, type RedisHandle } from "../../src/local-services/redis.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    /** Empty when no Redis can be had here: the files tagged `redis` are skipped then (vitest.config.ts). */
     redisUrl: string;
   }
 }
 
-let embedded: EmbeddedHandle | undefined;
+export const TEST_PG_PORT = 54329;
+
+let local: LocalPostgres | undefined;
 let redis: RedisHandle | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  let url = process.env.TEST_DATABASE_URL;
-  if (!url) {
-    // Loaded only when needed: the embedded server is not part of a run against a real server.
-    const { startEmbeddedPostgres } = await import("../../src/store/embedded-postgres.ts");
-    embedded = await startEmbeddedPostgres(".data/test-postgres", 54329);
-    url = embedded.url;
-  }
-  project.provide("adminDatabaseUrl", url);
+  try {
+    let url = process.env.TEST_DATABASE_URL;
+    if (!url) {
+      // Loaded only when needed: the local server is not part of a run against a real server.
+      const { startLocalPostgres } = await import("../../src/local-services/postgres/index.ts");
+      local = await startLocalPostgres(".data/test-postgres", TEST_PG_PORT, { fsync: "off" });
+      url = local.url;
+    }
+    project.provide("adminDatabaseUrl", url);
 
-  let redisUrl = process.env.TEST_REDIS_URL;
-  if (!redisUrl) {
-    redis = await startRedisServer();
-    redisUrl = redis.url;
+    let redisUrl = process.env.TEST_REDIS_URL ?? "";
+    const noRedis = redisUrl || process.env.CI ? undefined : redisUnavailable();
+    if (noRedis) {
+      process.stderr.write(`npm test: no Redis (${noRedis}): the test files that need one are skipped; install redis-server or set TEST_REDIS_URL to run them\n`);
+    } else if (!redisUrl) {
+      redis = await startRedisServer((line) => process.stderr.write(`npm test: ${line}\n`));
+      redisUrl = redis.url;
+    }
+    project.provide("redisUrl", redisUrl);
+  } catch (err) {
+    if (!(err instanceof LocalServiceError)) throw err;
+    // One line, not vitest's stack trace: this is the machine's set-up, not a test failing.
+    process.stderr.write(`npm test: ${err.message}\n`);
+    await teardown();
+    process.exit(1);
   }
-  project.provide("redisUrl", redisUrl);
 }
 
 export async function teardown(): Promise<void> {
-  await embedded?.stop();
+  await local?.stop();
   await redis?.stop();
 }

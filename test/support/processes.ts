@@ -18,7 +18,7 @@ export function startCli(args: string[], env: Record<string, string>, cwd?: stri
   return { child, output: () => out, exited, signal: (sig) => void child.kill(sig) };
 }
 
-export { freePort } from "../../src/cli/demo/free-port.ts";
+export { freePort } from "../../src/local-services/free-port.ts";
 
 /** Polls until `check` returns true or the time runs out (then throws with `what`). */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 300): Promise<void> {

@@ -1,18 +1,41 @@
 // The demo sandbox's history is generated from a seed and a time span. The span is fixed at the
 // first run and kept in .data, so later runs serve the very same history (else every rerun would
-// show "revised" bills: same ids, regenerated content). Delete .data to start over.
+// show "revised" bills: same ids, regenerated content). The live bills each run adds are kept
+// there too and added again, in order, at the next start: their ids and contents come out the
+// same, so the database a rerun finds still matches the sandbox. Delete .data to start over.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import type { Sandbox, SandboxBill } from "../../sandbox/index.ts";
+
+type NewBill = NonNullable<Parameters<Sandbox["appendBill"]>[0]>;
 
 const ANCHOR_FILE = ".data/demo-sandbox.json";
 export const DEMO_HISTORY_MS = 30 * 86_400_000;
 
-export function demoAnchor(bills: number): { endMs: number; bills: number } {
+export interface DemoAnchor {
+  endMs: number;
+  bills: number;
+  /** The live bills earlier runs added, in the order they were added. */
+  live: NewBill[];
+}
+
+export function demoAnchor(bills: number): DemoAnchor {
   if (existsSync(ANCHOR_FILE)) {
-    const saved = JSON.parse(readFileSync(ANCHOR_FILE, "utf8")) as { endMs?: unknown; bills?: unknown };
-    if (typeof saved.endMs === "number" && saved.bills === bills) return { endMs: saved.endMs, bills };
+    const saved = JSON.parse(readFileSync(ANCHOR_FILE, "utf8")) as Partial<DemoAnchor>;
+    if (typeof saved.endMs === "number" && saved.bills === bills) return { endMs: saved.endMs, bills, live: Array.isArray(saved.live) ? saved.live : [] };
   }
-  const anchor = { endMs: Date.now(), bills };
+  const anchor = { endMs: Date.now(), bills, live: [] };
+  save(anchor);
+  return anchor;
+}
+
+/** Records a live bill the sandbox just added, so the next run adds it again. */
+export function recordLiveBill(anchor: DemoAnchor, bill: SandboxBill): void {
+  const { coin, symbol, businessType, amount, fillFee, cTimeMs } = bill;
+  anchor.live.push({ coin, symbol, businessType, amount, fillFee, cTimeMs });
+  save(anchor);
+}
+
+function save(anchor: DemoAnchor): void {
   mkdirSync(".data", { recursive: true });
   writeFileSync(ANCHOR_FILE, `${JSON.stringify(anchor)}\n`);
-  return anchor;
 }

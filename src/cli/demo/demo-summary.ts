@@ -21,7 +21,7 @@ export async function printDemoSummary(out: (line?: string) => void, db: Db, acc
   }
   const [v] = await readVerifyStatus(db, account);
   if (v?.outcome) {
-    out(`worker's incremental verify: ${v.outcome === "pass" ? `pass (${v.passing} checks)` : `FAIL, ${v.failures} failure(s)`}; full report: ledger-sync verify`);
+    out(`incremental verify: ${v.outcome === "pass" ? `pass (${v.passing} checks)` : `FAIL, ${v.failures} failure(s)`}; full report: ledger-sync verify`);
     for (const f of v.failing) out(`  ${f}`);
   }
   out();

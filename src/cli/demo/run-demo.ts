@@ -2,23 +2,26 @@
 // missing (embedded PostgreSQL, a local Redis, the sandbox exchange), migrates, runs the worker,
 // backfills the history through the queue with a progress bar, keeps syncing live sandbox bills
 // for --for seconds, then stops everything it started and prints a summary read from the database.
-// DATABASE_URL, REDIS_URL and EXCHANGE_API_* set in the environment are used instead.
+// DATABASE_URL, REDIS_URL and EXCHANGE_API_* set in the environment are used instead. Where no
+// Redis can be had (a user who cannot install redis-server), the same story runs inline.
 import { loadAccounts } from "../../config/accounts.ts";
 import { loadConfig } from "../../config/index.ts";
 import { createLogger } from "../../log/logger.ts";
 import { sandboxExchangeEnv, startSandbox, type Sandbox } from "../../sandbox/index.ts";
-import { startEmbeddedPostgres } from "../../store/embedded-postgres.ts";
+import { startLocalPostgres } from "../../local-services/postgres/index.ts";
+import { redisUnavailable, startRedisServer } from "../../local-services/redis.ts";
+import { freePort } from "../../local-services/free-port.ts";
 import { migrateDeploy } from "../../store/migrate/index.ts";
 import { createDb } from "../../store/prisma.ts";
 import { planBackfill } from "../../jobs/backfill-plan.ts";
 import { startWorker, type RunningWorker } from "../../jobs/worker.ts";
 import { runQueued } from "../backfill-queued.ts";
+import { runInline, type BackfillOutcome, type BackfillPlan } from "../backfill-runner.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 import { isoList } from "../sync-summary.ts";
-import { DEMO_HISTORY_MS, demoAnchor } from "./demo-anchor.ts";
+import { DEMO_HISTORY_MS, demoAnchor, recordLiveBill } from "./demo-anchor.ts";
 import { printDemoSummary } from "./demo-summary.ts";
-import { freePort } from "./free-port.ts";
-import { startRedisServer } from "./local-redis.ts";
+import { startInlineSync } from "./inline-sync.ts";
 
 const DEMO_PG_PORT = 54320;
 const LIVE_TYPES = [
@@ -31,7 +34,7 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
   const out = (line = "") => process.stdout.write(`${line}\n`);
   const base = loadConfig();
   // The demo prints its own story; the worker's info logs would drown it.
-  const logger = createLogger(base.logLevel === "info" ? "warn" : base.logLevel);
+  const logger = createLogger(base.logLevel === "info" ? "warn" : base.logLevel, { format: base.logFormat });
   const cleanup: (() => Promise<void>)[] = [];
   let interrupted = false;
   let wake: () => void = () => {};
@@ -39,35 +42,45 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
     interrupted = true;
     wake();
   };
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  // A signal while something starts is acted on once it has started (then everything is stopped).
+  const stopIfInterrupted = () => {
+    if (interrupted) throw new CliExit(EXIT.interrupted, "interrupted; everything started by the demo was stopped");
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   try {
-    const embedded = base.databaseUrl ? undefined : await startEmbeddedPostgres(".data/demo-postgres", DEMO_PG_PORT);
+    const embedded = base.databaseUrl ? undefined : await startLocalPostgres(".data/demo-postgres", DEMO_PG_PORT);
     if (embedded) cleanup.push(() => embedded.stop());
+    stopIfInterrupted();
     const databaseUrl = base.databaseUrl ?? embedded!.url;
-    const redis = base.redisUrl ? undefined : await startRedisServer((line) => out(line));
+    const noRedis = base.redisUrl ? undefined : redisUnavailable();
+    const redis = base.redisUrl || noRedis ? undefined : await startRedisServer((line) => out(line));
     if (redis) cleanup.push(() => redis.stop());
-    const redisUrl = base.redisUrl ?? redis!.url;
+    stopIfInterrupted();
+    const redisUrl = base.redisUrl ?? redis?.url;
 
     let sandbox: Sandbox | undefined;
     let historyFromMs = base.backfillFromMs;
-    if (!base.exchange.credentials) {
-      const anchor = demoAnchor(o.bills);
+    const anchor = base.exchange.credentials ? undefined : demoAnchor(o.bills);
+    if (anchor) {
       historyFromMs = anchor.endMs - DEMO_HISTORY_MS;
       sandbox = await startSandbox({ seed: 1, billCount: anchor.bills, bursts: anchor.bills >= 2000 ? 2 : 0, startMs: historyFromMs, endMs: anchor.endMs });
       const sb = sandbox;
       cleanup.push(() => sb.close());
+      for (const bill of anchor.live) sb.appendBill(bill);
     }
-    out(`database: ${embedded ? "embedded PostgreSQL in .data/demo-postgres" : "DATABASE_URL"}; redis: ${redis ? `local redis-server at ${redis.url}` : "REDIS_URL"}; exchange: ${sandbox ? `sandbox at ${sandbox.url} (${o.bills} bills of history)` : base.exchange.baseUrl}`);
+    const redisSays = redis ? `local redis-server at ${redis.url}` : redisUrl ? "REDIS_URL" : "none";
+    out(`database: ${embedded ? `embedded PostgreSQL in ${embedded.where}` : "DATABASE_URL"}; redis: ${redisSays}; exchange: ${sandbox ? `sandbox at ${sandbox.url} (${o.bills} bills of history)` : base.exchange.baseUrl}`);
+    if (noRedis) out(`no queue: ${noRedis}, so the demo syncs inline in this process (install redis-server or set REDIS_URL to run the worker)`);
     const migrated = await migrateDeploy(databaseUrl);
     out(`migrations: ${migrated.applied.length ? `applied ${migrated.applied.join(", ")}` : "up to date"}`);
+    stopIfInterrupted();
 
     const startedAt = Date.now();
-    const metricsPort = await freePort();
     const config = loadConfig({
       ...process.env,
       DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
+      ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
       ...(sandbox
         ? {
             ...sandboxExchangeEnv(sandbox.url),
@@ -80,15 +93,37 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
       BACKFILL_FROM: String(startedAt - 60_000),
       BILLS_INTERVAL_MS: process.env.BILLS_INTERVAL_MS ?? "5000",
       SNAPSHOT_INTERVAL_MS: process.env.SNAPSHOT_INTERVAL_MS ?? "10000",
-      METRICS_PORT: String(metricsPort),
+      METRICS_PORT: String(await freePort()),
       QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? "ledger-sync-demo",
     });
-    const worker: RunningWorker = await startWorker(config, logger);
-    cleanup.push(() => worker.stop("demo finished"));
-    out(`worker running: metrics ${worker.metricsUrl}/metrics, health ${worker.metricsUrl}/healthz`);
-
     const account = loadAccounts(config)[0]!;
-    const backfill = await runQueued({ config, logger, databaseUrl, redisUrl, plans: [{ account, windows: planBackfill(account.name, historyFromMs, startedAt, 3 * 86_400_000) }] });
+    const plans: BackfillPlan[] = [{ account, windows: planBackfill(account.name, historyFromMs, startedAt, 3 * 86_400_000) }];
+    const db = createDb(databaseUrl);
+    cleanup.push(() => db.$disconnect());
+
+    // The scheduled syncing: the worker through the queue, or the same passes inline.
+    let backfill: BackfillOutcome;
+    let finishSyncing: () => Promise<void>;
+    let stopSyncing: (why: string) => Promise<void>;
+    if (redisUrl) {
+      const worker: RunningWorker = await startWorker(config, logger);
+      cleanup.push(() => worker.stop("demo finished"));
+      out(`worker running: metrics ${worker.metricsUrl}/metrics, health ${worker.metricsUrl}/healthz`);
+      backfill = await runQueued({ config, logger, databaseUrl, redisUrl, plans });
+      // One more scheduled bills run (the interval plus a margin) so live bills are in.
+      finishSyncing = async () => {
+        await new Promise((resolve) => setTimeout(resolve, config.worker.billsIntervalMs + 1500));
+        await worker.stop("demo finished");
+      };
+      stopSyncing = (why) => worker.stop(why);
+    } else {
+      out("syncing inline: the history first, then the worker's passes (bills, verify, snapshots) in this process");
+      backfill = await runInline({ config, logger, databaseUrl, plans });
+      const inline = startInlineSync({ config, logger, db, account });
+      cleanup.push(() => inline.stop());
+      finishSyncing = () => inline.finish();
+      stopSyncing = () => inline.stop();
+    }
     if (!backfill.complete && !interrupted) throw new CliExit(EXIT.failed, backfill.reason);
     if (backfill.complete) out(`history backfilled: ${backfill.windows} windows, ${backfill.bills} bills`);
     if (backfill.complete && backfill.unverifiedMilliseconds.length) {
@@ -100,34 +135,28 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
       const until = Date.now() + o.forSeconds * 1000;
       let n = 0;
       while (!interrupted && Date.now() < until) {
-        if (sandbox) sandbox.appendBill({ coin: "USDT", ...LIVE_TYPES[n++ % LIVE_TYPES.length]!, fillFee: "0" });
+        if (sandbox && anchor) recordLiveBill(anchor, sandbox.appendBill({ coin: "USDT", ...LIVE_TYPES[n++ % LIVE_TYPES.length]!, fillFee: "0" }));
         await new Promise<void>((resolve) => {
           wake = resolve;
           setTimeout(resolve, Math.min(1000, Math.max(0, until - Date.now())));
         });
       }
     }
-    // Let the worker take the newest bills before stopping it (unless the user is leaving).
-    if (!interrupted) await waitForLastBills(config.worker.billsIntervalMs);
-    await worker.stop(interrupted ? "interrupted" : "demo finished");
+    // Let the syncing take the newest bills before stopping it (unless the user is leaving).
+    if (interrupted) await stopSyncing("interrupted");
+    else await finishSyncing();
 
-    const db = createDb(databaseUrl);
-    try {
-      const psqlUrl = embedded ? `postgresql://postgres:postgres@127.0.0.1:${DEMO_PG_PORT}/postgres` : '"$DATABASE_URL"';
-      const match = await printDemoSummary(out, db, account.name, sandbox, psqlUrl);
-      if (!match && !interrupted) throw new CliExit(EXIT.failed, "the database does not match the sandbox's truth");
-    } finally {
-      await db.$disconnect();
-    }
-    if (interrupted) throw new CliExit(EXIT.interrupted, "interrupted; everything started by the demo was stopped");
+    const psqlUrl = embedded ? `postgresql://postgres:postgres@127.0.0.1:${DEMO_PG_PORT}/postgres` : '"$DATABASE_URL"';
+    const match = await printDemoSummary(out, db, account.name, sandbox, psqlUrl);
+    if (!match && !interrupted) throw new CliExit(EXIT.failed, "the database does not match the sandbox's truth");
+    stopIfInterrupted();
+  } catch (err) {
+    // A step cut short by the signal (initdb, a connection) fails with its own message: the reason is the signal.
+    stopIfInterrupted();
+    throw err;
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     for (const stop of cleanup.reverse()) await stop().catch(() => undefined);
   }
-}
-
-/** One more scheduled bills run (the interval plus a margin) so live bills are in. */
-function waitForLastBills(intervalMs: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, intervalMs + 1500));
 }

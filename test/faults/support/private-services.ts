@@ -6,7 +6,7 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_pr
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join, resolve } from "node:path";
-import { waitForPort } from "../../../src/cli/demo/free-port.ts";
+import { waitForPort } from "../../../src/local-services/free-port.ts";
 import { freePort } from "../../support/processes.ts";
 
 const exitHooks = new Set<() => void>();
