@@ -1,5 +1,6 @@
 // `ledger-sync worker`: the long-running process. Boot: load accounts, connect, reconcile job
-// schedulers, start one BullMQ Worker per queue and the ops HTTP server. Shutdown (SIGTERM/SIGINT):
+// schedulers, start one BullMQ Worker per queue and the ops HTTP server. Shutdown (SIGTERM/SIGINT,
+// or, when started through npm, the exit of the process that started it: parent-watch.ts):
 // stop taking jobs, let running ones finish for up to SHUTDOWN_TIMEOUT_MS (then stop them at their
 // next page: uncommitted work is simply redone from the cursor), then close workers, Redis, the
 // HTTP server and Prisma, in that order.
@@ -16,6 +17,7 @@ import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
 import { createAccountClients } from "./account-clients.ts";
 import type { WorkerContext } from "./context.ts";
 import { instrument, type Processor } from "./instrument.ts";
+import { launchedThroughNpm, watchParent } from "./parent-watch.ts";
 import { processBackfillWindow } from "./processors/backfill.ts";
 import { processBills } from "./processors/bills.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
@@ -172,30 +174,48 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
  * booted, the remembered or a later signal runs the ordered stop, and a second signal during that
  * stop exits at once (the impatient operator's Ctrl-C twice; committed work is kept, the rest is
  * redone from the cursor). Handlers are removed when the worker is done.
+ *
+ * Started through npm, the parent's exit counts as SIGTERM (parent-watch.ts says why). It is not a
+ * signal for the "second signal" rule: when a group-wide SIGTERM also reaches this process, either
+ * may be noticed first, and the pair must make one ordered shutdown, not an exit at once.
  */
 function workerSignals(logger: Logger, timeoutMs: number): { booted(worker: RunningWorker): void; release(): void } {
   let stop: ((reason: string) => Promise<void>) | undefined;
   let pending: string | undefined;
   let stopping = false;
+  let signalled = false;
   let bootTimer: NodeJS.Timeout | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ reason: signal }, "second signal during shutdown: exiting now (committed progress is kept)");
-      process.exit(1);
-    }
+  const shutDown = (reason: string) => {
+    unwatch();
+    if (stopping) return;
     if (stop) {
       stopping = true;
-      return void stop(signal);
+      return void stop(reason);
     }
     if (pending) return;
-    pending = signal;
-    logger.info({ reason: signal, timeoutMs }, "signal during start-up: shutting down once started");
+    pending = reason;
+    logger.info({ reason, timeoutMs }, "signal during start-up: shutting down once started");
     bootTimer = setTimeout(() => {
-      logger.error({ reason: signal, timeoutMs }, "start-up did not finish within SHUTDOWN_TIMEOUT_MS of the signal: exiting without an ordered shutdown");
+      logger.error({ reason, timeoutMs }, "start-up did not finish within SHUTDOWN_TIMEOUT_MS of the signal: exiting without an ordered shutdown");
       process.exit(1);
     }, timeoutMs);
   };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping && signalled) {
+      logger.warn({ reason: signal }, "second signal during shutdown: exiting now (committed progress is kept)");
+      process.exit(1);
+    }
+    signalled = true;
+    shutDown(signal);
+  };
+  const unwatch = launchedThroughNpm(process.env)
+    ? watchParent((was, now) => {
+        logger.warn({ parentPid: was, newParentPid: now }, "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM");
+        shutDown("parent gone");
+      })
+    : () => undefined;
   const release = () => {
+    unwatch();
     clearTimeout(bootTimer);
     process.off("SIGTERM", onSignal);
     process.off("SIGINT", onSignal);

@@ -9,7 +9,7 @@ export function registerWorker(program: Command): void {
     .action(async () => {
       // Not createRuntime(): the worker has its own ordered shutdown on SIGTERM/SIGINT.
       const config = loadConfig();
-      const logger = createLogger(config.logLevel);
+      const logger = createLogger(config.logLevel, { format: config.logFormat });
       const { startWorker } = await import("../../jobs/worker.ts");
       const worker = await startWorker(config, logger);
       await worker.done;
