@@ -21,7 +21,7 @@ export function benchServer(): Promise<{ adminUrl: string; version: string; sour
     let adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
     let source = process.env.BENCH_DATABASE_URL ? "BENCH_DATABASE_URL" : "TEST_DATABASE_URL";
     if (!adminUrl) {
-      const embedded = await startLocalPostgres(".data/bench-postgres", 54339);
+      const embedded = await startLocalPostgres(".data/bench-postgres", 54339, { instead: "set BENCH_DATABASE_URL to a PostgreSQL server of your own" });
       runScope.add("stop the embedded PostgreSQL", () => embedded.stop());
       adminUrl = embedded.url;
       source = "embedded";

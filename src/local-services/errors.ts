@@ -4,8 +4,16 @@
  * to do about it.
  */
 export class LocalServiceError extends Error {
-  constructor(what: string, todo: string) {
+  constructor(
+    readonly what: string,
+    readonly todo: string,
+  ) {
     super(`${what}: ${todo}`);
     this.name = "LocalServiceError";
+  }
+
+  /** The same failure, with the caller's way around it added (its own server, another port). */
+  or(instead: string): LocalServiceError {
+    return new LocalServiceError(this.what, `${this.todo}; or ${instead}`);
   }
 }

@@ -16,7 +16,7 @@ declare module "vitest" {
   }
 }
 
-export const TEST_PG_PORT = 54329;
+const TEST_PG_PORT = Number(process.env.TEST_PG_PORT ?? 54329);
 
 let local: LocalPostgres | undefined;
 let redis: RedisHandle | undefined;
@@ -27,7 +27,10 @@ export async function setup(project: TestProject): Promise<void> {
     if (!url) {
       // Loaded only when needed: the local server is not part of a run against a real server.
       const { startLocalPostgres } = await import("../../src/local-services/postgres/index.ts");
-      local = await startLocalPostgres(".data/test-postgres", TEST_PG_PORT, { fsync: "off" });
+      local = await startLocalPostgres(".data/test-postgres", TEST_PG_PORT, {
+        settings: { fsync: "off" },
+        instead: "set TEST_PG_PORT to another port, or TEST_DATABASE_URL to a PostgreSQL server of your own",
+      });
       url = local.url;
     }
     project.provide("adminDatabaseUrl", url);

@@ -11,8 +11,9 @@ export function registerDemo(program: Command): void {
     .description("the main job with nothing installed: embedded PostgreSQL (.data/demo-postgres), a local Redis, the sandbox exchange; migrate, run the worker, backfill with a progress bar, sync live bills, summarise")
     .option("--bills <n>", "bills in the sandbox's history", wholeNumber("--bills", 1, 2_000_000), 20_000)
     .option("--for <seconds>", "keep syncing live sandbox bills this long after the backfill", wholeNumber("--for", 0, 86_400), 30)
-    .action(async (o: { bills: number; for: number }) => {
+    .option("--pg-port <port>", "loopback port of the embedded PostgreSQL", wholeNumber("--pg-port", 1024, 65_535), 54_320)
+    .action(async (o: { bills: number; for: number; pgPort: number }) => {
       const { runDemo } = await import("../demo/run-demo.ts");
-      await runDemo({ bills: o.bills, forSeconds: o.for });
+      await runDemo({ bills: o.bills, forSeconds: o.for, pgPort: o.pgPort });
     });
 }

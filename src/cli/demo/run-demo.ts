@@ -23,14 +23,13 @@ import { DEMO_HISTORY_MS, demoAnchor, recordLiveBill } from "./demo-anchor.ts";
 import { printDemoSummary } from "./demo-summary.ts";
 import { startInlineSync } from "./inline-sync.ts";
 
-const DEMO_PG_PORT = 54320;
 const LIVE_TYPES = [
   { businessType: "position_funding", symbol: "cmt_btcusdt", amount: "-0.42" },
   { businessType: "deposit", symbol: "", amount: "250" },
   { businessType: "position_funding", symbol: "cmt_ethusdt", amount: "0.13" },
 ] as const;
 
-export async function runDemo(o: { bills: number; forSeconds: number }): Promise<void> {
+export async function runDemo(o: { bills: number; forSeconds: number; pgPort: number }): Promise<void> {
   const out = (line = "") => process.stdout.write(`${line}\n`);
   const base = loadConfig();
   // The demo prints its own story; the worker's info logs would drown it.
@@ -49,7 +48,7 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    const embedded = base.databaseUrl ? undefined : await startLocalPostgres(".data/demo-postgres", DEMO_PG_PORT);
+    const embedded = base.databaseUrl ? undefined : await startLocalPostgres(".data/demo-postgres", o.pgPort, { instead: "pass --pg-port <another port>, or set DATABASE_URL to a PostgreSQL server of your own" });
     if (embedded) cleanup.push(() => embedded.stop());
     stopIfInterrupted();
     const databaseUrl = base.databaseUrl ?? embedded!.url;
@@ -117,7 +116,6 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
       };
       stopSyncing = (why) => worker.stop(why);
     } else {
-      out("syncing inline: the history first, then the worker's passes (bills, verify, snapshots) in this process");
       backfill = await runInline({ config, logger, databaseUrl, plans });
       const inline = startInlineSync({ config, logger, db, account });
       cleanup.push(() => inline.stop());
@@ -146,7 +144,7 @@ export async function runDemo(o: { bills: number; forSeconds: number }): Promise
     if (interrupted) await stopSyncing("interrupted");
     else await finishSyncing();
 
-    const psqlUrl = embedded ? `postgresql://postgres:postgres@127.0.0.1:${DEMO_PG_PORT}/postgres` : '"$DATABASE_URL"';
+    const psqlUrl = embedded ? `postgresql://postgres:postgres@127.0.0.1:${o.pgPort}/postgres` : '"$DATABASE_URL"';
     const match = await printDemoSummary(out, db, account.name, sandbox, psqlUrl);
     if (!match && !interrupted) throw new CliExit(EXIT.failed, "the database does not match the sandbox's truth");
     stopIfInterrupted();

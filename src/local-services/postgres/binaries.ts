@@ -19,7 +19,7 @@ export function bundledBinaries(): PostgresBinaries {
   try {
     entry = createRequire(import.meta.url).resolve(name); // <package>/dist/index.js
   } catch {
-    throw new LocalServiceError(`no embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed)`, "run `npm ci`, or set DATABASE_URL (tests: TEST_DATABASE_URL) to a PostgreSQL server of your own");
+    throw new LocalServiceError(`no embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed)`, "run `npm ci`");
   }
   const root = dirname(dirname(entry));
   const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };

@@ -65,7 +65,7 @@ export async function startCluster(p: Placement, port: number, settings: Record<
     });
     child.once("error", (err) => {
       clearTimeout(timer);
-      reject(new LocalServiceError(`could not run ${binPath(p.nativeDir, "postgres")} (${err.message})`, "reinstall with `npm ci`, or set DATABASE_URL (tests: TEST_DATABASE_URL)"));
+      reject(new LocalServiceError(`could not run ${binPath(p.nativeDir, "postgres")} (${err.message})`, "reinstall with `npm ci`"));
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
@@ -95,7 +95,7 @@ function runToEnd(file: string, args: string[], p: Placement): Promise<{ code: n
     let output = "";
     child.stdout.on("data", (c: Buffer) => (output += c.toString("utf8")));
     child.stderr.on("data", (c: Buffer) => (output += c.toString("utf8")));
-    child.once("error", (err) => reject(new LocalServiceError(`could not run ${file} (${err.message})`, "reinstall with `npm ci`, or set DATABASE_URL (tests: TEST_DATABASE_URL)")));
+    child.once("error", (err) => reject(new LocalServiceError(`could not run ${file} (${err.message})`, "reinstall with `npm ci`")));
     child.once("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), output }));
   });
 }
@@ -116,7 +116,7 @@ function checkPortFree(port: number): Promise<void> {
     const probe = createServer();
     probe.once("error", (err: NodeJS.ErrnoException) => {
       const what = err.code === "EADDRINUSE" ? "is in use" : `cannot be listened on (${err.code ?? err.message})`;
-      reject(new LocalServiceError(`port ${port} on 127.0.0.1 ${what}`, "stop what listens there (another ledger-sync demo or test run?), or set DATABASE_URL (tests: TEST_DATABASE_URL) to a PostgreSQL server of your own"));
+      reject(new LocalServiceError(`port ${port} on 127.0.0.1 ${what}`, "stop what listens there (another ledger-sync demo or test run?)"));
     });
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
   });
@@ -134,11 +134,11 @@ export function serverMessage(output: string): string | undefined {
 
 function advice(output: string, p: Placement, port?: number): string {
   if (/No space left on device|could not extend file/i.test(output)) return `free disk space on the file system of ${p.relocatedTo ?? p.named}, then run again`;
-  if (/Address already in use|could not bind/i.test(output)) return `stop what listens on port ${port} (another ledger-sync demo or test run?), or set DATABASE_URL (tests: TEST_DATABASE_URL)`;
+  if (/Address already in use|could not bind/i.test(output)) return `stop what listens on port ${port} (another ledger-sync demo or test run?)`;
   const pid = /another postmaster \(PID (\d+)\)/.exec(output)?.[1];
   if (pid) return `another PostgreSQL (pid ${pid}) uses this data directory: stop it (kill ${pid}) and run again`;
   if (/Permission denied|wrong ownership|invalid permissions/i.test(output)) return `fix the permissions of ${p.named} (mode 700, owned by ${p.runAs?.name ?? "you"}), or remove it to start over`;
-  return `remove ${p.named} to start over if it is damaged, or set DATABASE_URL (tests: TEST_DATABASE_URL) to a PostgreSQL server of your own`;
+  return `remove ${p.named} to start over if it is damaged`;
 }
 
 function describe(p: Placement): string {

@@ -81,7 +81,7 @@ function sharedBinaries(binaries: PostgresBinaries, stateRoot: string): string {
     renameSync(next, dir);
   } catch (err) {
     rmSync(next, { recursive: true, force: true });
-    throw new LocalServiceError(`could not copy the PostgreSQL binaries to ${dir} (${(err as Error).message})`, "free disk space there, or set DATABASE_URL (tests: TEST_DATABASE_URL) to a PostgreSQL server of your own");
+    throw new LocalServiceError(`could not copy the PostgreSQL binaries to ${dir} (${(err as Error).message})`, "free disk space there");
   }
   return dir;
 }

@@ -18,10 +18,10 @@ export function ensureServerUser(): ServerUser {
     execFileSync("groupadd", ["--system", NAME], { stdio: "ignore" });
     execFileSync("useradd", ["--system", "--gid", NAME, "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", NAME], { stdio: "ignore" });
   } catch (err) {
-    throw new LocalServiceError(`PostgreSQL cannot run as root and there is no "${NAME}" user to run it (creating one failed: ${(err as Error).message})`, `create one (useradd --system ${NAME}), or set DATABASE_URL (tests: TEST_DATABASE_URL) to a PostgreSQL server of your own`);
+    throw new LocalServiceError(`PostgreSQL cannot run as root and there is no "${NAME}" user to run it (creating one failed: ${(err as Error).message})`, `create one (useradd --system ${NAME})`);
   }
   const created = lookUp(NAME);
-  if (!created) throw new LocalServiceError(`the "${NAME}" user was created but cannot be found`, "check /etc/passwd, or set DATABASE_URL (tests: TEST_DATABASE_URL)");
+  if (!created) throw new LocalServiceError(`the "${NAME}" user was created but cannot be found`, "check /etc/passwd");
   return created;
 }
 
