@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/processes.ts";
 
@@ -87,7 +88,14 @@ function expectDemoMatched(demo: Run): void {
 
 function expectTestsPassed(tests: Run): void {
   expect(tests.code, tests.stdout + tests.stderr).toBe(0);
-  expect(tests.stdout).toMatch(/Tests\s+\d+ passed/);
+  expect(stripVTControlCharacters(tests.stdout)).toMatch(/Tests\s+\d+ passed/);
+}
+
+/** The executable file `tool` on PATH (not a shell builtin of the same name). */
+function onPath(tool: string): string {
+  const dir = (process.env.PATH ?? "/usr/bin:/bin").split(":").find((d) => existsSync(join(d, tool)));
+  if (!dir) throw new Error(`${tool} is not on PATH`);
+  return join(dir, tool);
 }
 
 describe.runIf(isRoot)("root, clone in a private directory", () => {
@@ -175,7 +183,7 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
     // A PATH with what the demo runs besides node, but no redis-server.
     const bin = join(user.home, "bin-without-redis");
     mkdirSync(bin);
-    for (const tool of ["test", "setpriv", "getent"]) symlinkSync(execFileSync("sh", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(bin, tool));
+    for (const tool of ["test", "setpriv", "getent"]) symlinkSync(onPath(tool), join(bin, tool));
     execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, bin]);
     const demo = await run(process.execPath, ["bin/ledger-sync.js", "demo", "--bills", "300", "--for", "2", "--pg-port", String(await freePort())], { cwd: dir, env: { PATH: bin }, user });
     expectDemoMatched(demo);
