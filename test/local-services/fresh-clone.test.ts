@@ -9,6 +9,7 @@ import { execFileSync, spawn, spawnSync, type SpawnOptions } from "node:child_pr
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -81,9 +82,20 @@ async function demoAndTests(dir: string, o: { user?: User; path?: string }): Pro
   return { demo, tests };
 }
 
-function expectDemoMatched(demo: Run): void {
+async function expectDemoMatched(demo: Run): Promise<void> {
   expect(demo.code, demo.stdout + demo.stderr).toBe(0);
   expect(demo.stdout).toMatch(/verify: sandbox truth \d+ bills, database \d+ bills: match/);
+  // The servers it started are gone: nothing answers on their ports any more.
+  const ports = [/postgres:postgres@127\.0\.0\.1:(\d+)\//, /local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/].map((re) => re.exec(demo.stdout)?.[1]).filter((p) => p !== undefined);
+  expect(ports.length).toBeGreaterThan(0);
+  for (const port of ports) expect(await answers(Number(port)), `something still listens on ${port}`).toBe(false);
+}
+
+function answers(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, "127.0.0.1", () => (socket.end(), done(true)));
+    socket.on("error", () => done(false));
+  });
 }
 
 function expectTestsPassed(tests: Run): void {
@@ -121,7 +133,7 @@ describe.runIf(isRoot)("root, clone in a private directory", () => {
 
   it("runs the demo and the tests, the data relocated where the postgres user can reach it, and leaves no process", async () => {
     const { demo, tests } = await demoAndTests(dir, {});
-    expectDemoMatched(demo);
+    await expectDemoMatched(demo);
     expectTestsPassed(tests);
     const link = join(dir, ".data", "demo-postgres");
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
@@ -170,7 +182,7 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
 
   it("runs the demo and the tests with PostgreSQL as that user, data in the clone, and leaves no process", async () => {
     const { demo, tests } = await demoAndTests(dir, { user });
-    expectDemoMatched(demo);
+    await expectDemoMatched(demo);
     expect(demo.stdout).toMatch(/redis: local redis-server/);
     expectTestsPassed(tests);
     const data = join(dir, ".data", "demo-postgres");
@@ -186,7 +198,7 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
     for (const tool of ["test", "setpriv", "getent"]) symlinkSync(onPath(tool), join(bin, tool));
     execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, bin]);
     const demo = await run(process.execPath, ["bin/ledger-sync.js", "demo", "--bills", "300", "--for", "2", "--pg-port", String(await freePort())], { cwd: dir, env: { PATH: bin }, user });
-    expectDemoMatched(demo);
+    await expectDemoMatched(demo);
     expect(demo.stdout).toMatch(/redis: none/);
     expect(demo.stdout.split("\n").filter((l) => /redis-server/.test(l))).toEqual([
       "no queue: redis-server is not installed, and only root can install it, so the demo syncs inline in this process (install redis-server or set REDIS_URL to run the worker)",

@@ -24,7 +24,7 @@ export interface RunningCluster {
 
 /** Runs initdb unless the directory already holds a cluster. */
 export async function initCluster(p: Placement): Promise<void> {
-  checkOwner(p);
+  checkDataDir(p);
   if (existsSync(join(p.dataDir, "PG_VERSION"))) return;
   // An uninitialised directory is what an interrupted first run leaves: ours to empty.
   if (existsSync(p.dataDir)) for (const entry of readdirSync(p.dataDir)) rmSync(join(p.dataDir, entry), { recursive: true, force: true });
@@ -44,10 +44,7 @@ export async function initCluster(p: Placement): Promise<void> {
 
 /** Starts the server on 127.0.0.1:port (TCP only) and resolves once it accepts connections. */
 export async function startCluster(p: Placement, port: number, settings: Record<string, string> = {}): Promise<RunningCluster> {
-  checkOwner(p);
-  if (!canUse(p.runAs, p.dataDir)) {
-    throw new LocalServiceError(`the data directory ${describe(p)} is not readable and writable by ${p.runAs ? `the "${p.runAs.name}" user` : "you"}`, `fix its permissions (chmod 700, owned by ${p.runAs?.name ?? "you"}) or remove it to start over`);
-  }
+  checkDataDir(p);
   await checkPortFree(port);
   const args = ["-D", p.dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="];
   for (const [k, v] of Object.entries(settings)) args.push("-c", `${k}=${v}`);
@@ -100,15 +97,21 @@ function runToEnd(file: string, args: string[], p: Placement): Promise<{ code: n
   });
 }
 
-function checkOwner(p: Placement): void {
+/** An existing data directory must belong to the server's user, who must be able to use it. */
+function checkDataDir(p: Placement): void {
   if (!existsSync(p.dataDir)) return;
   const owner = statSync(p.dataDir).uid;
   const server = p.runAs?.uid ?? process.getuid?.();
-  if (server === undefined || owner === server) return;
-  throw new LocalServiceError(
-    `the data directory ${describe(p)} belongs to ${userName(owner)}, but PostgreSQL runs as ${p.runAs?.name ?? userName(server)}`,
-    `remove it to start over (rm -rf ${p.named}), or run as ${userName(owner)}`,
-  );
+  if (server !== undefined && owner !== server) {
+    throw new LocalServiceError(
+      `the data directory ${describe(p)} belongs to ${userName(owner)}, but PostgreSQL runs as ${p.runAs?.name ?? userName(server)}`,
+      `remove it to start over (rm -rf ${p.named}), or run as ${userName(owner)}`,
+    );
+  }
+  if (!canUse(p.runAs, p.dataDir)) {
+    const who = p.runAs ? `the "${p.runAs.name}" user that runs PostgreSQL` : "you";
+    throw new LocalServiceError(`the data directory ${describe(p)} is not readable and writable by ${who}`, `fix its permissions (chmod 700 ${p.named}) or remove it to start over`);
+  }
 }
 
 function checkPortFree(port: number): Promise<void> {
