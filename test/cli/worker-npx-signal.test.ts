@@ -7,37 +7,23 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { launchedThroughNpm } from "../../src/jobs/parent-watch.ts";
-import { startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { logLines, workerEnv } from "../faults/support/worker.ts";
-import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { freePort, waitFor } from "../support/processes.ts";
-import { createTestRedis, type TestRedis } from "../support/redis.ts";
+import { useWorkerServices } from "../support/worker-services.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PARENT_GONE = "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM";
 
-let database: MigratedDb;
-let redis: TestRedis;
-let sandbox: Sandbox;
-beforeAll(async () => {
-  database = await createMigratedDb();
-  redis = await createTestRedis();
-  sandbox = await startSandbox({ seed: 91, billCount: 50, limits: null });
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await database?.close();
-  await redis?.cleanup();
-});
+const services = useWorkerServices(91);
 
 /** Only what the worker needs plus PATH/HOME, like startCli: none of the test runner's npm_* variables. */
 async function env(): Promise<Record<string, string>> {
   return {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
-    ...workerEnv({ databaseUrl: database.url, redisUrl: redis.url, prefix: redis.prefix, sandboxUrl: sandbox.url, account: "npx" }),
+    ...workerEnv({ databaseUrl: services.database.url, redisUrl: services.redis.url, prefix: services.redis.prefix, sandboxUrl: services.sandbox.url, account: "npx" }),
     METRICS_PORT: String(await freePort()),
   };
 }

@@ -83,6 +83,7 @@ const VARIABLES: Case[] = [
   { what: "EXCHANGE_TIMEOUT_MS zero", covers: "EXCHANGE_TIMEOUT_MS", args: SYNC, env: { EXCHANGE_TIMEOUT_MS: "0" }, says: /EXCHANGE_TIMEOUT_MS must be a positive whole number/ },
   { what: "EXCHANGE_MAX_ATTEMPTS a word", covers: "EXCHANGE_MAX_ATTEMPTS", args: SYNC, env: { EXCHANGE_MAX_ATTEMPTS: "many" }, says: /EXCHANGE_MAX_ATTEMPTS must be a whole number/ },
   { what: "LOG_LEVEL unknown", covers: "LOG_LEVEL", args: ["migrate"], env: { LOG_LEVEL: "loud" }, says: /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/ },
+  { what: "LOG_FORMAT unknown", covers: "LOG_FORMAT", args: ["migrate"], env: { LOG_FORMAT: "xml" }, says: /LOG_FORMAT must be one of json, pretty/ },
 ];
 
 /** Required variables left out, and a file that ACCOUNTS_FILE names with bad content (more such files in-process below). */
@@ -155,6 +156,7 @@ const MORE_VALUES: [string, string, RegExp][] = [
   ["EGRESS_ID", "x".repeat(129), /EGRESS_ID must be/],
   ["EXCHANGE_MAX_ATTEMPTS", "0", /must be a positive whole number/],
   ["LOG_LEVEL", "verbose", /must be one of/],
+  ["LOG_FORMAT", "yaml", /must be one of/],
 ];
 
 let empty: TestDatabase;

@@ -4,11 +4,10 @@
 // SHUTDOWN_TIMEOUT_MS. Boot is held at a chosen moment by a loopback TCP gate in front of Redis that
 // accepts connections but passes no bytes until opened.
 import { createServer, Socket, type Server } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { sandboxExchangeEnv, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
-import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { describe, expect, it } from "vitest";
+import { sandboxExchangeEnv } from "../../src/sandbox/index.ts";
 import { freePort, startCli, waitFor, type Proc } from "../support/processes.ts";
-import { createTestRedis, type TestRedis } from "../support/redis.ts";
+import { useWorkerServices } from "../support/worker-services.ts";
 
 interface RedisGate {
   url: string;
@@ -55,19 +54,7 @@ async function startRedisGate(target: URL): Promise<RedisGate> {
   };
 }
 
-let database: MigratedDb;
-let redis: TestRedis;
-let sandbox: Sandbox;
-beforeAll(async () => {
-  database = await createMigratedDb();
-  redis = await createTestRedis();
-  sandbox = await startSandbox({ seed: 77, billCount: 50, limits: null });
-});
-afterAll(async () => {
-  await sandbox?.close();
-  await database?.close();
-  await redis?.cleanup();
-});
+const services = useWorkerServices(77);
 
 const lines = (p: Proc) =>
   p
@@ -81,10 +68,10 @@ async function startGatedWorker(gate: RedisGate, extra: Record<string, string> =
   const worker = startCli(["worker"], {
     ...sandboxExchangeEnv(),
     ACCOUNT_NAME: "signals",
-    EXCHANGE_BASE_URL: sandbox.url,
-    DATABASE_URL: database.url,
+    EXCHANGE_BASE_URL: services.sandbox.url,
+    DATABASE_URL: services.database.url,
     REDIS_URL: gate.url,
-    QUEUE_PREFIX: redis.prefix,
+    QUEUE_PREFIX: services.redis.prefix,
     METRICS_PORT: String(await freePort()),
     LOG_LEVEL: "info",
     ...extra,
@@ -95,7 +82,7 @@ async function startGatedWorker(gate: RedisGate, extra: Record<string, string> =
 
 describe("worker signals during boot", () => {
   it("SIGTERM while boot waits on Redis: the worker finishes booting, then shuts down in order and exits 0", async () => {
-    const gate = await startRedisGate(new URL(redis.url));
+    const gate = await startRedisGate(new URL(services.redis.url));
     const worker = await startGatedWorker(gate);
     try {
       worker.signal("SIGTERM");
@@ -116,7 +103,7 @@ describe("worker signals during boot", () => {
   }, 90_000);
 
   it("SIGTERM while boot cannot end (Redis never answers): exit 1 after SHUTDOWN_TIMEOUT_MS, with one line saying so", async () => {
-    const gate = await startRedisGate(new URL(redis.url));
+    const gate = await startRedisGate(new URL(services.redis.url));
     const worker = await startGatedWorker(gate, { SHUTDOWN_TIMEOUT_MS: "1000" });
     try {
       worker.signal("SIGTERM");
