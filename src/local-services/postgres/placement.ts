@@ -5,8 +5,8 @@
 // user, which must reach the binaries and the data: in a world-readable clone it does, and all
 // stays in place; in a private directory (a clone under /root, mode 0700 on most images) it
 // cannot, so the binaries are copied once to /var/lib/ledger-sync/postgres-<version> and the data
-// directory lives in /var/lib/ledger-sync/clusters/, with `.data/<name>` a symbolic link to it.
-// The clone's permissions are never changed.
+// directory lives in /var/lib/ledger-sync/clusters/, with `.data/<name>` a symbolic link to it
+// (each moves only if that user cannot reach it). The clone's permissions are never changed.
 import { createHash } from "node:crypto";
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -33,17 +33,13 @@ export function placeCluster(named: string, binaries: PostgresBinaries, stateRoo
   const asked = resolve(named);
   if (process.getuid?.() !== 0) return { nativeDir: binaries.nativeDir, dataDir: asked, named };
 
+  // The binaries and the data are placed each on its own: only what the server user cannot reach moves.
   const runAs = ensureServerUser();
+  const nativeDir = canReach(runAs, binPath(binaries.nativeDir, "postgres")) ? binaries.nativeDir : sharedBinaries(binaries, stateRoot);
   const pointer = lstatOrUndefined(asked);
-  if (pointer?.isSymbolicLink()) {
-    const target = readlinkSync(asked);
-    mkdirSync(target, { recursive: true, mode: 0o700 });
-    return relocated(named, asked, target, runAs, binaries, stateRoot);
-  }
+  if (pointer?.isSymbolicLink()) return relocated(named, asked, readlinkSync(asked), runAs, nativeDir, stateRoot);
   mkdirSync(dirname(asked), { recursive: true });
-  if (canReach(runAs, dirname(asked)) && canReach(runAs, binPath(binaries.nativeDir, "postgres"))) {
-    return { runAs, nativeDir: binaries.nativeDir, dataDir: asked, named };
-  }
+  if (canReach(runAs, dirname(asked))) return { runAs, nativeDir, dataDir: asked, named };
   if (pointer) {
     // A directory the server user cannot reach: an initialised cluster there was made elsewhere
     // (moved in); an uninitialised one is what a failed earlier attempt left, and goes.
@@ -56,21 +52,22 @@ export function placeCluster(named: string, binaries: PostgresBinaries, stateRoo
   const target = join(stateRoot, "clusters", createHash("sha256").update(asked).digest("hex").slice(0, 16));
   // No link pointed here: whatever is left belonged to a `.data` that was deleted to start over.
   rmSync(target, { recursive: true, force: true });
-  mkdirSync(target, { recursive: true, mode: 0o700 });
   symlinkSync(target, asked);
-  return relocated(named, asked, target, runAs, binaries, stateRoot);
+  return relocated(named, asked, target, runAs, nativeDir, stateRoot);
 }
 
-function relocated(named: string, asked: string, target: string, runAs: ServerUser, binaries: PostgresBinaries, stateRoot: string): Placement {
+function relocated(named: string, asked: string, target: string, runAs: ServerUser, nativeDir: string, stateRoot: string): Placement {
+  mkdirSync(target, { recursive: true, mode: 0o700 });
   worldReadableDir(stateRoot);
   worldReadableDir(dirname(target));
   writeFileSync(`${target}.link`, `${asked}\n`);
   chownSync(target, runAs.uid, runAs.gid);
-  return { runAs, nativeDir: sharedBinaries(binaries, stateRoot), dataDir: target, named, relocatedTo: target };
+  return { runAs, nativeDir, dataDir: target, named, relocatedTo: target };
 }
 
 /** A copy of the binaries every user can run, made once per version (copied aside, then renamed into place). */
 function sharedBinaries(binaries: PostgresBinaries, stateRoot: string): string {
+  worldReadableDir(stateRoot);
   const dir = join(stateRoot, `postgres-${binaries.version}`);
   if (existsSync(join(dir, "bin", "postgres"))) return dir;
   const next = `${dir}.next-${process.pid}`;
