@@ -1,3 +1,6 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
 
@@ -40,7 +43,9 @@ describe("ledger-sync command line", () => {
   });
 
   it("keeps a failure's exit code when the embedded PostgreSQL module is loaded (it hooks process exit)", async () => {
-    const r = await runCli(["demo", "--bills", "10"], { DATABASE_URL: "postgresql://nobody:pw@127.0.0.1:1/none" });
+    // In a directory of its own: the demo keeps its sandbox anchor in ./.data.
+    const cwd = mkdtempSync(join(tmpdir(), "ls-demo-exit-"));
+    const r = await runCli(["demo", "--bills", "10"], { DATABASE_URL: "postgresql://nobody:pw@127.0.0.1:1/none" }, 60_000, cwd);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot connect to DATABASE_URL 127\.0\.0\.1:1\/none/);
     expect(r.stderr).not.toContain(":pw@");

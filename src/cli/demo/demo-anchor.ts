@@ -16,14 +16,16 @@ export interface DemoAnchor {
   bills: number;
   /** The live bills earlier runs added, in the order they were added. */
   live: NewBill[];
+  /** Made by this run: no earlier run served this history. */
+  fresh: boolean;
 }
 
 export function demoAnchor(bills: number): DemoAnchor {
   if (existsSync(ANCHOR_FILE)) {
     const saved = JSON.parse(readFileSync(ANCHOR_FILE, "utf8")) as Partial<DemoAnchor>;
-    if (typeof saved.endMs === "number" && saved.bills === bills) return { endMs: saved.endMs, bills, live: Array.isArray(saved.live) ? saved.live : [] };
+    if (typeof saved.endMs === "number" && saved.bills === bills) return { endMs: saved.endMs, bills, live: Array.isArray(saved.live) ? saved.live : [], fresh: false };
   }
-  const anchor = { endMs: Date.now(), bills, live: [] };
+  const anchor = { endMs: Date.now(), bills, live: [], fresh: true };
   save(anchor);
   return anchor;
 }
@@ -35,7 +37,7 @@ export function recordLiveBill(anchor: DemoAnchor, bill: SandboxBill): void {
   save(anchor);
 }
 
-function save(anchor: DemoAnchor): void {
+function save({ endMs, bills, live }: DemoAnchor): void {
   mkdirSync(".data", { recursive: true });
-  writeFileSync(ANCHOR_FILE, `${JSON.stringify(anchor)}\n`);
+  writeFileSync(ANCHOR_FILE, `${JSON.stringify({ endMs, bills, live })}\n`);
 }

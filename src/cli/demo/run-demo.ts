@@ -20,6 +20,7 @@ import { runInline, type BackfillOutcome, type BackfillPlan } from "../backfill-
 import { CliExit, EXIT } from "../exit-codes.ts";
 import { isoList } from "../sync-summary.ts";
 import { DEMO_HISTORY_MS, demoAnchor, recordLiveBill } from "./demo-anchor.ts";
+import { demoDatabase } from "./demo-database.ts";
 import { printDemoSummary } from "./demo-summary.ts";
 import { startInlineSync } from "./inline-sync.ts";
 
@@ -51,7 +52,8 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     const embedded = base.databaseUrl ? undefined : await startLocalPostgres(".data/demo-postgres", o.pgPort, { instead: "pass --pg-port <another port>, or set DATABASE_URL to a PostgreSQL server of your own" });
     if (embedded) cleanup.push(() => embedded.stop());
     stopIfInterrupted();
-    const databaseUrl = base.databaseUrl ?? embedded!.url;
+    const anchor = base.exchange.credentials ? undefined : demoAnchor(o.bills);
+    const databaseUrl = base.databaseUrl ?? (await demoDatabase(embedded!.url, anchor?.fresh ?? false));
     const noRedis = base.redisUrl ? undefined : redisUnavailable();
     const redis = base.redisUrl || noRedis ? undefined : await startRedisServer((line) => out(line));
     if (redis) cleanup.push(() => redis.stop());
@@ -60,7 +62,6 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
 
     let sandbox: Sandbox | undefined;
     let historyFromMs = base.backfillFromMs;
-    const anchor = base.exchange.credentials ? undefined : demoAnchor(o.bills);
     if (anchor) {
       historyFromMs = anchor.endMs - DEMO_HISTORY_MS;
       sandbox = await startSandbox({ seed: 1, billCount: anchor.bills, bursts: anchor.bills >= 2000 ? 2 : 0, startMs: historyFromMs, endMs: anchor.endMs });
@@ -144,7 +145,7 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     if (interrupted) await stopSyncing("interrupted");
     else await finishSyncing();
 
-    const psqlUrl = embedded ? `postgresql://postgres:postgres@127.0.0.1:${o.pgPort}/postgres` : '"$DATABASE_URL"';
+    const psqlUrl = embedded ? databaseUrl : '"$DATABASE_URL"';
     const match = await printDemoSummary(out, db, account.name, sandbox, psqlUrl);
     if (!match && !interrupted) throw new CliExit(EXIT.failed, "the database does not match the sandbox's truth");
     stopIfInterrupted();
