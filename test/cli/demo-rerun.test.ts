@@ -1,23 +1,16 @@
 // The demo run again in the same directory, on its embedded PostgreSQL: with the same history it
 // keeps the database (the live bills of earlier runs are replayed into the sandbox, so it still
 // matches); with another --bills the history is new, and so is the demo database.
-import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.ts";
 import { freePort } from "../support/processes.ts";
+import { removeProjectDir } from "../support/project-dir.ts";
 
 const cwd = mkdtempSync(join(tmpdir(), "ls-demo-rerun-"));
-afterAll(() => {
-  const link = join(cwd, ".data", "demo-postgres");
-  if (existsSync(link) && lstatSync(link).isSymbolicLink()) {
-    const target = readlinkSync(link);
-    rmSync(target, { recursive: true, force: true });
-    rmSync(`${target}.link`, { force: true });
-  }
-  rmSync(cwd, { recursive: true, force: true });
-});
+afterAll(() => removeProjectDir(cwd));
 
 async function demo(bills: number, pgPort: number): Promise<{ truth: number; stdout: string }> {
   const res = await runCli(["demo", "--bills", String(bills), "--for", "2", "--pg-port", String(pgPort)], { DATABASE_URL: undefined, REDIS_URL: undefined, BILLS_INTERVAL_MS: "1000" }, 180_000, cwd);

@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/processes.ts";
+import { removeProjectDir } from "../support/project-dir.ts";
 
 const REPO = resolve(".");
 const isRoot = process.getuid?.() === 0;
@@ -120,14 +121,7 @@ describe.runIf(isRoot)("root, clone in a private directory", () => {
     await cloneInto(dir);
   });
   afterAll(() => {
-    for (const name of ["demo-postgres", "test-postgres"]) {
-      const link = join(dir, ".data", name);
-      if (existsSync(link) && lstatSync(link).isSymbolicLink()) {
-        const target = readlinkSync(link);
-        rmSync(target, { recursive: true, force: true });
-        rmSync(`${target}.link`, { force: true });
-      }
-    }
+    removeProjectDir(dir);
     rmSync(parent, { recursive: true, force: true });
   });
 

@@ -4,26 +4,19 @@
 // with exit 130, and nothing it started may remain: no process naming its data directory, nothing
 // listening on its PostgreSQL or Redis port.
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, waitFor } from "../support/processes.ts";
+import { removeProjectDir } from "../support/project-dir.ts";
 
 const BIN = resolve("bin/ledger-sync.js");
 const made: string[] = [];
 
 afterAll(() => {
-  for (const dir of made) {
-    const link = join(dir, ".data", "demo-postgres");
-    if (existsSync(link) && lstatSync(link).isSymbolicLink()) {
-      const target = readlinkSync(link);
-      rmSync(target, { recursive: true, force: true });
-      rmSync(`${target}.link`, { force: true });
-    }
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of made) removeProjectDir(dir);
 });
 
 function answers(port: number): Promise<boolean> {
