@@ -2,6 +2,13 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from "node:child_process";
 
 /**
+ * Options for every helper a local service runs (initdb, `test`, getent, useradd, apt-get): a
+ * process group of its own, so that a Ctrl-C on the terminal reaches only us. A helper killed by
+ * it would fail, and its failure would be reported instead of the interruption.
+ */
+export const OWN_GROUP = { detached: true } as const;
+
+/**
  * Spawns `file` in a process group of its own, so that a Ctrl-C on the terminal reaches only us
  * and we stop the server after whatever still needs it; with a parent-death signal (util-linux
  * setpriv), so that it stops if we die without stopping it, even by SIGKILL; and killed when this
@@ -33,6 +40,6 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals, tim
 
 let setprivFound: boolean | undefined;
 function hasSetpriv(): boolean {
-  setprivFound ??= spawnSync("setpriv", ["--version"], { stdio: "ignore" }).status === 0;
+  setprivFound ??= spawnSync("setpriv", ["--version"], { ...OWN_GROUP, stdio: "ignore" }).status === 0;
   return setprivFound;
 }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalServiceError } from "./errors.ts";
 import { freePort, waitForPort } from "./free-port.ts";
-import { spawnOwned, stopChild } from "./owned-process.ts";
+import { OWN_GROUP, spawnOwned, stopChild } from "./owned-process.ts";
 
 export interface RedisHandle {
   url: string;
@@ -15,7 +15,7 @@ export interface RedisHandle {
 }
 
 export function hasRedisServer(): boolean {
-  return spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
+  return spawnSync("redis-server", ["--version"], { ...OWN_GROUP, stdio: "ignore" }).status === 0;
 }
 
 /** Why no redis-server can be had here, or undefined when one is installed or root can install it. */
@@ -30,7 +30,7 @@ export function ensureRedisServerInstalled(log: (line: string) => void = console
   if (hasRedisServer()) return;
   log("installing redis-server with apt-get (not found on this machine)");
   try {
-    execFileSync("sh", ["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null"], { stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync("sh", ["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null"], { ...OWN_GROUP, stdio: ["ignore", "ignore", "pipe"] });
   } catch (err) {
     const stderr = String((err as { stderr?: Buffer }).stderr ?? "").trim().split("\n").at(-1);
     throw new LocalServiceError(`installing redis-server with apt-get failed (${stderr || (err as Error).message})`, "install it yourself, or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own");

@@ -150,10 +150,7 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     if (!match && !interrupted) throw new CliExit(EXIT.failed, "the database does not match the sandbox's truth");
     stopIfInterrupted();
   } catch (err) {
-    // A step cut short by the signal (initdb, a connection, a helper run synchronously: the terminal
-    // signals them too) fails with its own message: the reason is the signal. One turn of the event
-    // loop first, so that a signal that came while this process was blocked is seen.
-    await new Promise((resolve) => setImmediate(resolve));
+    // A step cut short by the signal fails with its own message: the reason is the signal.
     stopIfInterrupted();
     throw err;
   } finally {

@@ -6,7 +6,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeF
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnOwned, stopChild } from "../owned-process.ts";
+import { OWN_GROUP, spawnOwned, stopChild } from "../owned-process.ts";
 import { binPath } from "./binaries.ts";
 import { LocalServiceError } from "../errors.ts";
 import type { Placement } from "./placement.ts";
@@ -88,7 +88,7 @@ const asUser = (p: Placement) => (p.runAs ? { uid: p.runAs.uid, gid: p.runAs.gid
 
 function runToEnd(file: string, args: string[], p: Placement): Promise<{ code: number; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { ...asUser(p), env: ENV, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(file, args, { ...OWN_GROUP, ...asUser(p), env: ENV, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (c: Buffer) => (output += c.toString("utf8")));
     child.stderr.on("data", (c: Buffer) => (output += c.toString("utf8")));
