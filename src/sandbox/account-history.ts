@@ -100,7 +100,7 @@ export class HistoryCollateral {
     for (let i = from; i < to; i++) {
       const p = idx.pos[i] as number;
       const type = s.typeCodes[p] as number;
-      const slot = AMOUNT_SLOT[type] as number;
+      const slot = AMOUNT_SLOT[type] ?? -1; // unknown types (switch unknownTypes): no cum field
       if (slot >= 0) sums.add(slot, s.amounts[p] as string);
       if (type === START_LIQ) liq = s.symbolCodes[p] as number;
       else if (type === FINISH_LIQ) liq = -1;

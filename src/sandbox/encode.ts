@@ -68,7 +68,8 @@ export function encodeItem(store: BillStore, i: number): string {
   return s + "}";
 }
 
-export function encodeBillsPage(store: BillStore, positions: readonly number[], hasNextPage: boolean): string {
+/** `hasNextPage` undefined leaves the key out (switch hasNext "absent"). */
+export function encodeBillsPage(store: BillStore, positions: readonly number[], hasNextPage: boolean | undefined): string {
   const items = positions.map((p) => encodeItem(store, p));
-  return `{"hasNextPage":${hasNextPage},"items":[${items.join(",")}]}`;
+  return `{${hasNextPage === undefined ? "" : `"hasNextPage":${hasNextPage},`}"items":[${items.join(",")}]}`;
 }

@@ -2,11 +2,13 @@
 // endpoint. Pure with respect to HTTP: it returns the reply; server.ts writes it.
 import { parseCoinId, type AccountBook } from "./account.ts";
 import { checkAuth, type SignedRequest } from "./auth.ts";
+import { horizonMs, REFUSAL_CODE, refusal, shapePage, type Behaviours } from "./behaviours.ts";
 import { encodeBillsPage } from "./encode.ts";
 import { TOO_MANY_REQUESTS_BODY } from "./faults.ts";
 import type { WeightLimiter } from "./limits.ts";
 import type { Prng } from "./prng.ts";
 import { parseBillsQuery, selectBills, type FilterIndexes } from "./query.ts";
+import type { FilterTimes } from "./skew.ts";
 import type { BillStore } from "./store.ts";
 import { ACCOUNT_PATH, BILLS_PATH, WEIGHTS, type Ordering, type SandboxCredentials } from "./types.ts";
 
@@ -30,6 +32,9 @@ export interface HandlerContext {
   startInclusive: boolean;
   endInclusive: boolean;
   accounts: AccountBook;
+  /** Behaviours of real exchanges (behaviours.ts); `filterTimes` only with filterSkewMs > 0. */
+  behaviours: Behaviours;
+  filterTimes: FilterTimes | null;
   onRateLimited(): void;
 }
 
@@ -60,14 +65,24 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
       return { status: 429, body: TOO_MANY_REQUESTS_BODY, contentType: JSON_TYPE };
     }
   }
-  return endpoint === "bills" ? bills(ctx, call) : account(ctx, call);
+  return endpoint === "bills" ? bills(ctx, call, now) : account(ctx, call);
 }
 
-function bills(ctx: HandlerContext, call: IncomingCall): Reply {
-  const q = parseBillsQuery(call.body.toString("utf8"));
+/** Validation (40009), then the -1170 refusals (after the weight is charged, like any request),
+ *  then the selection: on filter times with filterSkewMs, from the horizon with historyDays,
+ *  without the time window with ignoreTimeFilter; then pageCap and the hasNextPage mode. */
+function bills(ctx: HandlerContext, call: IncomingCall, now: number): Reply {
+  const b = ctx.behaviours;
+  const q = parseBillsQuery(call.body.toString("utf8"), b.extraTypes);
   if (!q.ok) return errorReply(400, "40009", q.msg);
-  const sel = selectBills(ctx.store, ctx.indexes, q.value, ctx);
-  return { status: 200, body: encodeBillsPage(ctx.store, sel.positions, sel.hasNextPage), contentType: JSON_TYPE };
+  const refused = refusal(b, q.value, now);
+  if (refused !== null) return errorReply(b.refusalStatus, REFUSAL_CODE, refused);
+  const query = b.ignoreTimeFilter ? { ...q.value, startTime: null, endTime: null } : q.value;
+  const view = ctx.filterTimes?.view() ?? null;
+  const sel = selectBills(view?.axis ?? ctx.store, view?.indexes ?? ctx.indexes, query, { ...ctx, minTime: horizonMs(b, now) });
+  const positions = view === null ? sel.positions : sel.positions.map((j) => view.axis.origin[j] as number);
+  const page = shapePage(b, positions, sel.hasNextPage);
+  return { status: 200, body: encodeBillsPage(ctx.store, page.positions, page.hasNextPage), contentType: JSON_TYPE };
 }
 
 function account(ctx: HandlerContext, call: IncomingCall): Reply {

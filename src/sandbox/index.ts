@@ -1,10 +1,11 @@
 // Public surface of the sandbox exchange (see README.md).
 export { startSandbox } from "./server.ts";
-export { DEFAULT_SANDBOX_CREDENTIALS, ALL_FAULT_KINDS, BUSINESS_TYPES } from "./types.ts";
+export { DEFAULT_SANDBOX_CREDENTIALS, ALL_FAULT_KINDS, BUSINESS_TYPES, UNKNOWN_BUSINESS_TYPES } from "./types.ts";
 export { sandboxExchangeEnv } from "./client-env.ts";
 export type {
   AccountEvolution,
   FaultKind,
+  HasNextMode,
   Ordering,
   Sandbox,
   SandboxAccountState,

@@ -1,10 +1,15 @@
 // Bill history query: validation of the request body, filtering, ordering and selection.
 // Time windows are found by binary search on the time-sorted store; field filters (coin,
 // symbol, businessType) use a per-combination position index, built once on first use (O(n))
-// and then searched in O(log n + k). Indexes are dropped when a bill is inserted.
+// and then searched in O(log n + k). Indexes are dropped when a bill is inserted. The search
+// runs on a BillAxis: the store itself, or its view in filter-time order (skew.ts).
 import type { Prng } from "./prng.ts";
-import { businessTypeIndex, type BillStore } from "./store.ts";
+import { anyTypeIndex, businessTypeIndex, type BillStore } from "./store.ts";
 import type { Ordering } from "./types.ts";
+
+/** What selection reads: the time-sorted store, or a re-ordered view of it (skew.ts), whose
+ *  positions the caller maps back to store positions. */
+export type BillAxis = Pick<BillStore, "length" | "times" | "coinCodes" | "symbolCodes" | "typeCodes" | "coins" | "symbols" | "version" | "lowerBound" | "upperBound">;
 
 export interface BillsQuery {
   coin: string | null;
@@ -40,7 +45,8 @@ function integer(body: Record<string, unknown>, key: string): Parsed<number | nu
   return { ok: true, value: n };
 }
 
-export function parseBillsQuery(raw: string): Parsed<BillsQuery> {
+/** `extraTypes`: businessType filter values accepted beyond spec 4.1 (the sandbox's unknown types). */
+export function parseBillsQuery(raw: string, extraTypes: readonly string[] = []): Parsed<BillsQuery> {
   let body: unknown = {};
   if (raw.trim() !== "") {
     try {
@@ -57,7 +63,7 @@ export function parseBillsQuery(raw: string): Parsed<BillsQuery> {
   if (!symbol.ok) return symbol;
   const businessType = text(b, "businessType");
   if (!businessType.ok) return businessType;
-  if (businessType.value !== null && businessTypeIndex(businessType.value) === undefined) {
+  if (businessType.value !== null && businessTypeIndex(businessType.value) === undefined && !extraTypes.includes(businessType.value)) {
     return { ok: false, msg: `businessType ${JSON.stringify(businessType.value)} is not supported` };
   }
   const startTime = integer(b, "startTime");
@@ -79,6 +85,8 @@ export interface SelectOptions {
   startInclusive: boolean;
   endInclusive: boolean;
   shuffleRng: Prng;
+  /** Nothing before this time matches (the retention horizon), null for none. */
+  minTime?: number | null;
 }
 
 export interface Selection {
@@ -95,7 +103,7 @@ export class FilterIndexes {
   private readonly cache = new Map<string, Int32Array>();
   private entries = 0;
 
-  constructor(private readonly store: BillStore) {}
+  constructor(private readonly store: BillAxis) {}
 
   get(coin: number, symbol: number, type: number): Int32Array {
     const s = this.store;
@@ -129,7 +137,7 @@ export class FilterIndexes {
 }
 
 /** First j in [0, idx.length) whose bill time is >= t (strict: > t). */
-function bound(store: BillStore, idx: Int32Array, t: number, strict: boolean): number {
+function bound(store: BillAxis, idx: Int32Array, t: number, strict: boolean): number {
   let lo = 0;
   let hi = idx.length;
   while (lo < hi) {
@@ -141,10 +149,10 @@ function bound(store: BillStore, idx: Int32Array, t: number, strict: boolean): n
   return lo;
 }
 
-export function selectBills(store: BillStore, indexes: FilterIndexes, q: BillsQuery, o: SelectOptions): Selection {
+export function selectBills(store: BillAxis, indexes: FilterIndexes, q: BillsQuery, o: SelectOptions): Selection {
   const coin = q.coin === null ? -1 : (store.coins.find(q.coin) ?? -2);
   const symbol = q.symbol === null ? -1 : (store.symbols.find(q.symbol) ?? -2);
-  const type = q.businessType === null ? -1 : (businessTypeIndex(q.businessType) as number);
+  const type = q.businessType === null ? -1 : (anyTypeIndex(q.businessType) as number);
   if (coin === -2 || symbol === -2) return { positions: [], hasNextPage: false };
   const filtered = coin >= 0 || symbol >= 0 || type >= 0;
   const idx = filtered ? indexes.get(coin, symbol, type) : null;
@@ -158,6 +166,7 @@ export function selectBills(store: BillStore, indexes: FilterIndexes, q: BillsQu
       ? (o.startInclusive ? store.lowerBound(q.startTime) : store.upperBound(q.startTime))
       : bound(store, idx, q.startTime, !o.startInclusive);
   }
+  if (o.minTime != null) lo = Math.max(lo, idx === null ? store.lowerBound(o.minTime) : bound(store, idx, o.minTime, false));
   if (q.endTime !== null) {
     hi = idx === null
       ? (o.endInclusive ? store.upperBound(q.endTime) : store.lowerBound(q.endTime))

@@ -5,12 +5,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { AccountBook } from "./account.ts";
 import { appendBill } from "./append.ts";
+import { horizonMs, resolveBehaviours } from "./behaviours.ts";
 import { FaultInjector, htmlErrorPage, TOO_MANY_REQUESTS_BODY, WRONG_CONTENT_PAGE } from "./faults.ts";
 import { errorReply, handle, type HandlerContext, type IncomingCall, type Reply } from "./handlers.ts";
 import { generateHistory } from "./history.ts";
 import { WeightLimiter } from "./limits.ts";
 import { Prng } from "./prng.ts";
 import { FilterIndexes } from "./query.ts";
+import { FilterTimes } from "./skew.ts";
+import { applyUnknownTypes } from "./unknown-types.ts";
 import { ACCOUNT_PATH, BILLS_PATH, DEFAULT_SANDBOX_CREDENTIALS, type FaultKind, type Sandbox, type SandboxOptions, type SandboxStats } from "./types.ts";
 
 const DAY_MS = 86_400_000;
@@ -31,16 +34,20 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!ACCOUNT_EVOLUTIONS.includes(accountEvolution)) throw new Error(`sandbox: unknown accountEvolution ${JSON.stringify(accountEvolution)}`);
   const startMs = options.startMs ?? now - 30 * DAY_MS;
   const endMs = options.endMs ?? now;
+  const billCount = options.billCount ?? 5000;
+  const behaviours = resolveBehaviours(options, billCount);
   const history = generateHistory({
     seed,
-    billCount: options.billCount ?? 5000,
+    billCount,
     startMs,
     endMs,
     bursts: options.bursts ?? 0,
     burstSize: options.burstSize ?? 150,
     unsplittableBurst: options.unsplittableBurst ?? false,
   });
+  applyUnknownTypes(history, seed, behaviours.unknownTypes);
   const store = history.store;
+  const filterTimes = behaviours.filterSkewMs > 0 ? new FilterTimes(store, seed, behaviours.filterSkewMs) : null;
   const limiter = new WeightLimiter(options.limits === undefined ? { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } : options.limits);
   const faults = new FaultInjector(seed, options.faults);
   const stallMs = options.stallMs ?? 2000;
@@ -58,6 +65,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     startInclusive: options.startInclusive ?? true,
     endInclusive: options.endInclusive ?? true,
     accounts: new AccountBook({ seed, store, startMs, endMs, evolution: accountEvolution }),
+    behaviours,
+    filterTimes,
     onRateLimited: () => void stats.rateLimited++,
   };
   const stalls = new Set<NodeJS.Timeout>();
@@ -178,6 +187,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     accountState: (coinId) => ctx.accounts.state(coinId),
     mutateAccount: (coinId, change) => ctx.accounts.mutate(coinId, change),
     evolveAccount: (coinId) => ctx.accounts.evolve(coinId),
+    retrievableFromMs: () => horizonMs(behaviours, Date.now()) ?? undefined,
+    filterTimeOf: (bill) => bill.cTimeMs + (filterTimes?.offset(BigInt(bill.billId)) ?? 0),
     stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, faultsByKind: { ...stats.faultsByKind }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid }),
     resetStats: () => {
       stats = emptyStats();

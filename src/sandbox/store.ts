@@ -1,12 +1,21 @@
 // Column store of the bill history. A million bills as objects would cost ~250 bytes each;
 // typed columns plus three string columns keep it near ~100 bytes, and the time column, kept
 // sorted by (cTimeMs, billId), is what the binary searches of query.ts run on.
-import { BUSINESS_TYPES, type SandboxBill } from "./types.ts";
+import { BUSINESS_TYPES, UNKNOWN_BUSINESS_TYPES, type SandboxBill } from "./types.ts";
 
 const TYPE_INDEX = new Map<string, number>(BUSINESS_TYPES.map((t, i) => [t, i]));
+/** Type codes: the spec's types, then the sandbox's own unknown ones (switch `unknownTypes`). */
+const ALL_TYPES: readonly string[] = [...BUSINESS_TYPES, ...UNKNOWN_BUSINESS_TYPES];
+const ALL_TYPE_INDEX = new Map<string, number>(ALL_TYPES.map((t, i) => [t, i]));
 
+/** Code of a spec 4.1 businessType (undefined for anything else). */
 export function businessTypeIndex(type: string): number | undefined {
   return TYPE_INDEX.get(type);
+}
+
+/** Code of a spec businessType or of one of UNKNOWN_BUSINESS_TYPES. */
+export function anyTypeIndex(type: string): number | undefined {
+  return ALL_TYPE_INDEX.get(type);
 }
 
 /** Interning table: small integer codes for coins and symbols. */
@@ -164,7 +173,7 @@ export class BillStore {
     return this.symbols.list[this.symbolCodes[i] as number] as string;
   }
   typeAt(i: number): string {
-    return BUSINESS_TYPES[this.typeCodes[i] as number] as string;
+    return ALL_TYPES[this.typeCodes[i] as number] as string;
   }
 
   bill(i: number): SandboxBill {

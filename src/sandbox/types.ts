@@ -82,7 +82,32 @@ export interface SandboxOptions {
   accountEvolution?: AccountEvolution;
   /** Further API keys over the same history, each its own UID (weight budget) — for multi-account tests. */
   extraCredentials?: SandboxCredentials[];
+  // Behaviours of real exchanges (README "Behaviours of real exchanges"); every default keeps
+  // the spec-only behaviour.
+  /** Only the last N days are retrievable; an older startTime is refused (-1170). */
+  historyDays?: number;
+  /** endTime − startTime above this (ms) is refused (-1170). */
+  maxSpanMs?: number;
+  /** HTTP status of -1170 refusals. Default 400. */
+  refusalStatus?: 200 | 400;
+  /** At most N items per page, whatever `limit` says (1..100). */
+  pageCap?: number;
+  /** Default "honest". */
+  hasNext?: HasNextMode;
+  /** Bills are filtered (and ordered) on a hidden time ctime + [0, N] ms, seeded per bill. */
+  filterSkewMs?: number;
+  /** N generated bills carry a businessType outside the spec's list (UNKNOWN_BUSINESS_TYPES). */
+  unknownTypes?: number;
+  /** startTime/endTime are validated but do not filter. */
+  ignoreTimeFilter?: boolean;
 }
+
+/** honest: true iff more matching bills exist beyond the page; absent: the key is left out;
+ *  always: true on every page. */
+export type HasNextMode = "honest" | "absent" | "always";
+
+/** businessType values outside spec 4.1 that `unknownTypes` puts on generated bills. */
+export const UNKNOWN_BUSINESS_TYPES = ["position_adl", "bonus_airdrop", "fee_rebate"] as const;
 
 export interface SandboxBill {
   billId: string;
@@ -124,6 +149,12 @@ export interface Sandbox {
   /** Advance the seeded evolution one step for a coin id (what "per-request" does automatically
    *  after serving each request). */
   evolveAccount(coinId: string): SandboxAccountState;
+  /** With `historyDays`: now − historyDays (ms, computed at call time); bills (their filter time,
+   *  with `filterSkewMs`) before it are never served. Undefined without `historyDays`. */
+  retrievableFromMs(): number | undefined;
+  /** The hidden time the exchange filters and orders this bill on: cTimeMs + its seeded offset
+   *  in [0, filterSkewMs] (just cTimeMs without filterSkewMs). For test oracles. */
+  filterTimeOf(bill: Pick<SandboxBill, "billId" | "cTimeMs">): number;
 }
 
 /** The state the sandbox serves for one coin id, in plain typed form (decimals and ids as

@@ -110,6 +110,8 @@ const FLAGS: Case[] = [
   { what: "status: an unknown flag", args: ["status", "--all"], says: /unknown option '--all'/ },
   { what: "grant-readonly: a role name that is not an identifier", args: ["grant-readonly", "Robert'); DROP TABLE bills;--"], says: /role name .* must be 1-63 lower-case letters/ },
   { what: "sandbox: --port past 65535", args: ["sandbox", "--port", "70000"], says: /--port must be a port number from 0 to 65535/ },
+  { what: "sandbox: --page-cap past 100", args: ["sandbox", "--page-cap", "101"], says: /--page-cap must be a whole number from 1 to 100/ },
+  { what: "sandbox: --max-span in weeks", args: ["sandbox", "--max-span", "2w"], says: /--max-span must be whole milliseconds or a duration like 36h or 2d/ },
   { what: "demo: --bills not a number", args: ["demo", "--bills", "many"], says: /--bills .*must be a whole number/ },
 ];
 

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
-import type { Ordering } from "../../sandbox/index.ts";
+import type { HasNextMode, Ordering, SandboxOptions } from "../../sandbox/index.ts";
 import { parseInstant } from "../../config/index.ts";
 
 const int = (name: string, min: number) => (v: string) => {
@@ -20,6 +20,90 @@ const instant = (v: string) => {
   if (ms === undefined) throw new InvalidArgumentError("must be an ISO date or epoch milliseconds");
   return ms;
 };
+const days = (v: string) => {
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0) || !Number.isFinite(Number(v))) throw new InvalidArgumentError("--history-days must be a positive number of days, e.g. 90");
+  return Number(v);
+};
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** Milliseconds (`90000`) or a duration (`36h`, `2d`, `1.5d`, `90s`, `500ms`), as whole milliseconds. */
+export function parseSpan(v: string): number {
+  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$/.exec(v);
+  const ms = m === null ? NaN : Number(m[1]) * (UNIT_MS[m[2] ?? "ms"] as number);
+  if (!Number.isSafeInteger(ms)) throw new InvalidArgumentError("--max-span must be whole milliseconds or a duration like 36h or 2d");
+  return ms;
+}
+const refusalStatus = (v: string) => {
+  if (v !== "200" && v !== "400") throw new InvalidArgumentError("--refusal-status must be 200 or 400");
+  return Number(v) as 200 | 400;
+};
+const pageCap = (v: string) => {
+  if (!/^[0-9]{1,3}$/.test(v) || Number(v) < 1 || Number(v) > 100) throw new InvalidArgumentError("--page-cap must be a whole number from 1 to 100");
+  return Number(v);
+};
+
+/** The parsed flags of `ledger-sync sandbox`. */
+export interface SandboxFlags {
+  host: string;
+  port: number;
+  seed: number;
+  bills: number;
+  from?: number;
+  to?: number;
+  ordering: Ordering;
+  startExclusive?: boolean;
+  endExclusive?: boolean;
+  bursts: number;
+  faults: number;
+  limits: boolean;
+  historyDays?: number;
+  maxSpan?: number;
+  refusalStatus?: 200 | 400;
+  pageCap?: number;
+  hasNext: HasNextMode;
+  filterSkewMs?: number;
+  unknownTypes?: number;
+  ignoreTimeFilter?: boolean;
+}
+
+/** startSandbox options for the flags (a flag left out leaves the option at its default). */
+export function sandboxOptionsFromFlags(o: SandboxFlags): SandboxOptions {
+  return {
+    host: o.host,
+    port: o.port,
+    seed: o.seed,
+    billCount: o.bills,
+    ...(o.from === undefined ? {} : { startMs: o.from }),
+    ...(o.to === undefined ? {} : { endMs: o.to }),
+    ordering: o.ordering,
+    startInclusive: !o.startExclusive,
+    endInclusive: !o.endExclusive,
+    bursts: o.bursts,
+    faults: { rate: o.faults },
+    ...(o.limits ? {} : { limits: null }),
+    ...(o.historyDays === undefined ? {} : { historyDays: o.historyDays }),
+    ...(o.maxSpan === undefined ? {} : { maxSpanMs: o.maxSpan }),
+    ...(o.refusalStatus === undefined ? {} : { refusalStatus: o.refusalStatus }),
+    ...(o.pageCap === undefined ? {} : { pageCap: o.pageCap }),
+    hasNext: o.hasNext,
+    ...(o.filterSkewMs === undefined ? {} : { filterSkewMs: o.filterSkewMs }),
+    ...(o.unknownTypes === undefined ? {} : { unknownTypes: o.unknownTypes }),
+    ...(o.ignoreTimeFilter ? { ignoreTimeFilter: true } : {}),
+  };
+}
+
+/** One line naming the real-exchange behaviours switched on, or null when none is. */
+export function behavioursLine(o: SandboxOptions): string | null {
+  const parts: string[] = [];
+  if (o.historyDays !== undefined) parts.push(`history ${o.historyDays} days`);
+  if (o.maxSpanMs !== undefined) parts.push(`max span ${o.maxSpanMs} ms`);
+  if (o.refusalStatus !== undefined) parts.push(`refusals with HTTP ${o.refusalStatus}`);
+  if (o.pageCap !== undefined) parts.push(`page cap ${o.pageCap}`);
+  if (o.hasNext !== undefined && o.hasNext !== "honest") parts.push(`hasNextPage ${o.hasNext}`);
+  if (o.filterSkewMs !== undefined) parts.push(`filter skew up to ${o.filterSkewMs} ms`);
+  if (o.unknownTypes !== undefined) parts.push(`${o.unknownTypes} bills of unknown types`);
+  if (o.ignoreTimeFilter === true) parts.push("time filter ignored");
+  return parts.length === 0 ? null : `behaviours: ${parts.join(", ")}`;
+}
 
 export function registerSandbox(program: Command): void {
   program
@@ -37,25 +121,23 @@ export function registerSandbox(program: Command): void {
     .option("--bursts <n>", "same-millisecond bursts of more than 100 bills", int("--bursts", 0), 0)
     .option("--faults <rate>", "probability of an injected fault per request (429, 5xx, stall, truncated body, reset)", rate, 0)
     .option("--no-limits", "do not enforce weight limits")
-    .action(async (o: { host: string; port: number; seed: number; bills: number; from?: number; to?: number; ordering: Ordering; startExclusive?: boolean; endExclusive?: boolean; bursts: number; faults: number; limits: boolean }) => {
+    .option("--history-days <days>", "keep only the last N days: an older startTime is refused (code -1170)", days)
+    .option("--max-span <ms|duration>", "refuse endTime - startTime above this (code -1170); ms, or e.g. 36h, 2d", parseSpan)
+    .option("--refusal-status <status>", "HTTP status of -1170 refusals: 200 or 400 (default 400)", refusalStatus)
+    .option("--page-cap <n>", "serve at most N items per page whatever limit says (1-100)", pageCap)
+    .addOption(new Option("--has-next <mode>", "hasNextPage: truthful, left out, or always true").choices(["honest", "absent", "always"]).default("honest"))
+    .option("--filter-skew-ms <ms>", "filter (and order) on a hidden time up to N ms after the ctime shown", int("--filter-skew-ms", 0))
+    .option("--unknown-types <n>", "N bills carry a businessType outside the spec (position_adl, bonus_airdrop, fee_rebate)", int("--unknown-types", 0))
+    .option("--ignore-time-filter", "accept startTime/endTime but do not filter on them")
+    .action(async (o: SandboxFlags) => {
       const { startSandbox } = await import("../../sandbox/index.ts");
-      const sandbox = await startSandbox({
-        host: o.host,
-        port: o.port,
-        seed: o.seed,
-        billCount: o.bills,
-        ...(o.from === undefined ? {} : { startMs: o.from }),
-        ...(o.to === undefined ? {} : { endMs: o.to }),
-        ordering: o.ordering,
-        startInclusive: !o.startExclusive,
-        endInclusive: !o.endExclusive,
-        bursts: o.bursts,
-        faults: { rate: o.faults },
-        ...(o.limits ? {} : { limits: null }),
-      });
+      const options = sandboxOptionsFromFlags(o);
+      const sandbox = await startSandbox(options);
+      const behaviours = behavioursLine(options);
       process.stdout.write(
         [
           `sandbox exchange listening on ${sandbox.url} (${o.bills} bills, seed ${o.seed})`,
+          ...(behaviours === null ? [] : [behaviours]),
           "point ledger-sync at it with:",
           `  EXCHANGE_BASE_URL=${sandbox.url} EXCHANGE_API_KEY=sandbox-key EXCHANGE_API_SECRET=sandbox-secret EXCHANGE_API_PASSPHRASE=sandbox-passphrase`,
           "Ctrl-C stops it.",
