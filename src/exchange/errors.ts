@@ -13,6 +13,24 @@ export class ExchangeApiError extends Error {
   }
 }
 
+/**
+ * The exchange refused the time range asked (-1170): it keeps history only so far back, or answers
+ * ranges only so wide. Its message's numbers, when it gives them, say which.
+ */
+export class ExchangeTimeRangeRefusal extends ExchangeApiError {
+  override name = "ExchangeTimeRangeRefusal";
+  constructor(
+    endpoint: string,
+    status: number,
+    code: string,
+    exchangeMessage: string,
+    readonly historyDays: number | undefined,
+    readonly maxSpanDays: number | undefined,
+  ) {
+    super(endpoint, status, code, exchangeMessage);
+  }
+}
+
 /** Retries ran out: the exchange kept failing, timing out or sending bodies we cannot use. */
 export class ExchangeUnavailableError extends Error {
   override name = "ExchangeUnavailableError";
@@ -47,7 +65,14 @@ function hintFor(code: string | undefined, status: number): string {
       return " (this machine's IP is not whitelisted for the API key)";
     case "40013":
       return " (the account is frozen)";
+    case "-1170":
+      return " (the exchange refuses this time range: it keeps history only so far back, or answers ranges only so wide; start BACKFILL_FROM or `backfill --from` within the history it keeps)";
+    case "-1171":
+      return " (start time after end time: a ledger-sync bug, please report it)";
+    case "-1140":
+      return " (page size out of the exchange's range: a ledger-sync bug, please report it)";
     default:
-      return status === 521 ? " (IP not whitelisted for the API key)" : "";
+      if (status === 521) return " (IP not whitelisted for the API key)";
+      return code && /^-10(4\d|5[0-8])$/.test(code) ? " (authentication or permission refused: check the API key, its permissions and EXCHANGE_API_*)" : "";
   }
 }

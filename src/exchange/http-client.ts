@@ -3,10 +3,11 @@
 import { Agent, request, type Dispatcher } from "undici";
 import type { Logger } from "pino";
 import type { ExchangeCredentials } from "../config/index.ts";
-import { ExchangeApiError, ExchangeUnavailableError, MalformedResponseError } from "./errors.ts";
+import { ExchangeApiError, ExchangeTimeRangeRefusal, ExchangeUnavailableError, MalformedResponseError } from "./errors.ts";
 import { isLosslessNumber, parseLossless, type JsonValue } from "./lossless-json.ts";
 import { decodeResponseText } from "./response-text.ts";
-import { backoffDelay, DEFAULT_BACKOFF, isPermanentExchangeCode, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
+import { refusalOf } from "./refusals.ts";
+import { backoffDelay, DEFAULT_BACKOFF, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
 import { sign } from "./sign.ts";
 import { sleep } from "./sleep.ts";
 import type { Permit, WeightGate } from "./weight-gate.ts";
@@ -183,7 +184,7 @@ export class ExchangeClient {
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
     if (status === 429) return { ok: false, reason: "HTTP 429 too many requests", retryAfterMs, rateLimited: true };
     if (status >= 500 && status !== 521) return { ok: false, reason: `HTTP ${status}: ${snippet(text)}`, retryAfterMs };
-    // One parse serves both the error check and the payload (a page is parsed once, not twice).
+    // One parse serves both the refusal check and the payload (a page is parsed once, not twice).
     let json: JsonValue | undefined;
     let parseError: Error | undefined;
     try {
@@ -191,10 +192,14 @@ export class ExchangeClient {
     } catch (err) {
       parseError = err as Error;
     }
-    const error = exchangeErrorOf(json);
-    if (status >= 400) throw new ExchangeApiError(c.endpoint, status, error?.code, error?.msg ?? snippet(text));
-    // Some gateways answer 200 with an error body; a permanent code there is as final as a 4xx.
-    if (error && isPermanentExchangeCode(error.code)) throw new ExchangeApiError(c.endpoint, status, error.code, error.msg);
+    // A {code, msg} body is the exchange speaking, at any status: acted on by its code, never
+    // parsed as a malformed payload and retried blindly.
+    const refusal = refusalOf(json);
+    if (refusal?.kind === "rate-limited") return { ok: false, reason: `refused as too many requests (code ${refusal.code}): ${refusal.msg}`, retryAfterMs, rateLimited: true };
+    if (refusal?.kind === "transient") return { ok: false, reason: `exchange error (code ${refusal.code}): ${refusal.msg}`, retryAfterMs };
+    if (refusal?.kind === "time-range") throw new ExchangeTimeRangeRefusal(c.endpoint, status, refusal.code, refusal.msg, refusal.historyDays, refusal.maxSpanDays);
+    if (refusal) throw new ExchangeApiError(c.endpoint, status, refusal.code, refusal.msg);
+    if (status >= 400) throw new ExchangeApiError(c.endpoint, status, undefined, snippet(text));
     const contentType = String(res.headers["content-type"] ?? "");
     if (!contentType.includes("json")) return { ok: false, reason: `HTTP ${status} with content-type "${contentType}" instead of JSON: ${snippet(text)}` };
     if (json === undefined) return { ok: false, reason: `response is not valid JSON (${parseError?.message ?? "empty"}): ${snippet(text)}` };
@@ -205,15 +210,6 @@ export class ExchangeClient {
       throw err;
     }
   }
-}
-
-/** {code, msg} of an exchange error body, when the text is one. */
-/** The exchange's error envelope ({code, msg}, no items), if that is what the body is. */
-function exchangeErrorOf(json: JsonValue | undefined): { code: string; msg: string } | undefined {
-  if (json && typeof json === "object" && !Array.isArray(json) && !isLosslessNumber(json) && "code" in json && "msg" in json && !("items" in json)) {
-    return { code: String(json.code ?? ""), msg: String(json.msg ?? "") };
-  }
-  return undefined;
 }
 
 function snippet(text: string): string {

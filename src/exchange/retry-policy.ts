@@ -27,10 +27,3 @@ export function parseRetryAfter(header: string | string[] | undefined, now: numb
   const at = Date.parse(value);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
-
-/** Exchange error codes that no retry can fix: authentication, validation, permission (40001–40018). */
-export function isPermanentExchangeCode(code: string | undefined): boolean {
-  if (!code || !/^\d+$/.test(code)) return false;
-  const n = Number(code);
-  return n >= 40001 && n <= 40018;
-}

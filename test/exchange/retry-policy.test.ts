@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffDelay, isPermanentExchangeCode, parseRetryAfter } from "../../src/exchange/retry-policy.ts";
+import { backoffDelay, parseRetryAfter } from "../../src/exchange/retry-policy.ts";
 
 describe("retry policy", () => {
   it("grows exponentially within jitter bounds and respects the cap", () => {
@@ -15,13 +15,5 @@ describe("retry policy", () => {
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4000)).toBe(6000);
     expect(parseRetryAfter(undefined, 0)).toBeUndefined();
     expect(parseRetryAfter("soon", 0)).toBeUndefined();
-  });
-
-  it("classifies 40001-40018 as permanent, others not", () => {
-    expect(isPermanentExchangeCode("40001")).toBe(true);
-    expect(isPermanentExchangeCode("40018")).toBe(true);
-    expect(isPermanentExchangeCode("40019")).toBe(false);
-    expect(isPermanentExchangeCode("429")).toBe(false);
-    expect(isPermanentExchangeCode(undefined)).toBe(false);
   });
 });
