@@ -7,6 +7,7 @@ import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { fetchWindow } from "./fetch-window.ts";
+import { PageTrust } from "./page-trust.ts";
 import { measureExactBounds, PADDED, type ExactBounds } from "./exact-bounds.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
 import type { WindowItems } from "./page-items.ts";
@@ -66,6 +67,8 @@ export interface BillsSyncSummary {
   requestsCalledOff: number;
   /** Second requests sent for a slow head window (window-pipeline.ts hedging). */
   requestsHedged: number;
+  /** The exchange's hasNextPage was proven not to mean "more bills exist" (page-trust.ts). */
+  hasNextPageDistrusted: boolean;
   /**
    * Time spent waiting for the exchange (request, transfer, parse, validation), seconds, summed
    * over requests: with several in flight at once this exceeds the wall time.
@@ -98,13 +101,17 @@ const MAX_WINDOWS_AHEAD = 64;
 export const HEDGE = { minMs: 100, factor: 4 };
 
 export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promise<BillsSyncSummary> {
-  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], requestsCalledOff: 0, requestsHedged: 0, fetchSeconds: 0, writeSeconds: 0 };
+  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], requestsCalledOff: 0, requestsHedged: 0, hasNextPageDistrusted: false, fetchSeconds: 0, writeSeconds: 0 };
   const concurrency = range.concurrency ?? DEFAULT_BILLS_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
   // Stops the other requests in flight when the run fails (and follows the caller's signal).
   const stop = new AbortController();
   const signal = deps.signal ? AbortSignal.any([deps.signal, stop.signal]) : stop.signal;
   const unknownTypes = new Set<string>();
+  const trust = new PageTrust(({ itemCount, largestBefore }) => {
+    summary.hasNextPageDistrusted = true;
+    deps.logger.warn({ itemCount, largestBefore }, "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone for the rest of this run");
+  });
   const fetchPage = async (q: BillsQuery, windowSignal?: AbortSignal) => {
     const s = windowSignal ? AbortSignal.any([signal, windowSignal]) : signal;
     s.throwIfAborted();
@@ -113,6 +120,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const page = await deps.fetchPage(q, s);
     summary.fetchSeconds += (performance.now() - started) / 1000;
     for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
+    trust.observe(page);
     return page;
   };
   const sizer = new WindowSizer({ limit: range.limit, initialMs: range.initialWindowMs ?? HOUR, maxMs: range.maxWindowMs ?? 7 * 24 * HOUR });
@@ -144,6 +152,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   const splitContext: SplitContext = {
     fetchPage,
     limit: range.limit,
+    trust,
     exactBounds: (samples) => {
       // Measured once per run, on the first full millisecond.
       bounds ??= measureExactBounds(fetchPage, samples, range.limit).then((b) => {
@@ -167,7 +176,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     concurrency: () => (deps.throttled?.() ? 1 : concurrency),
     maxSlots: MAX_WINDOWS_AHEAD,
     widthMs: () => sizer.widthMs,
-    fetch: (fromMs, toMs, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), fromMs, toMs, range.limit, windowBounds),
+    fetch: (fromMs, toMs, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), fromMs, toMs, range.limit, windowBounds, trust),
     ...(range.hedge === false ? {} : { hedge: { enabled: () => !deps.throttled?.(), ...(range.hedge ?? HEDGE) } }),
   });
 

@@ -15,14 +15,16 @@ import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { UnsplittableMillisecondError } from "./errors.ts";
 import { PADDED, rangeQuery, type ExactBounds } from "./exact-bounds.ts";
-import { isFull, type FetchPage } from "./fetch-window.ts";
+import type { FetchPage } from "./fetch-window.ts";
 import type { WindowItems } from "./page-items.ts";
+import type { PageTrust } from "./page-trust.ts";
 
 type Filters = Pick<BillsQuery, "coin" | "symbol" | "businessType">;
 
 export interface SplitContext {
   fetchPage: FetchPage;
   limit: number;
+  trust: PageTrust;
   knownDimensions: () => Promise<KnownDimensions>;
   /** The exchange's measured bound semantics (undefined: unknown, use the padded query). */
   exactBounds: (samples: BillsPage["bills"]) => Promise<ExactBounds | undefined>;
@@ -45,7 +47,7 @@ export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems
     // The padded page may have been full because of a neighbouring millisecond.
     parentPage = await ctx.fetchPage(query({}));
     items.add(parentPage);
-    if (!isFull(parentPage, ctx.limit)) return "not-needed";
+    if (!ctx.trust.isFull(parentPage, ctx.limit)) return "not-needed";
   }
   const known = await ctx.knownDimensions();
   const types = [...new Set<string>([...BUSINESS_TYPES, ...firstPage.unknownBusinessTypes])];
@@ -83,7 +85,7 @@ async function splitInto(
   for (const filters of parts) {
     const page = await ctx.fetchPage(query(filters));
     for (const id of items.add(page)) returned.add(id);
-    if (isFull(page, ctx.limit)) for (const id of await onFull(filters, page)) returned.add(id);
+    if (ctx.trust.isFull(page, ctx.limit)) for (const id of await onFull(filters, page)) returned.add(id);
   }
   const missing = parentPage.bills.find((b) => items.inRange(b.cTimeMs) && !returned.has(b.billId));
   if (missing) {

@@ -1,0 +1,78 @@
+// hasNextPage that lies (issue 14): `true` on pages the exchange did not fill. Unit: the rule that
+// proves it, and that honest exchanges (full pages, or pages cut at a cap) never trip it. Against
+// the sandbox over HTTP with `hasNext: "always"`: before, every page looked full, windows narrowed
+// to 1 ms and were split by type, and nothing was ever stored (4,800 requests until killed);
+// now the copy is exact, at the request count of an honest exchange, and the run says so.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BillsPage } from "../../../src/exchange/bills-endpoint.ts";
+import { startSandbox, type Ordering } from "../../../src/sandbox/index.ts";
+import { PageTrust, type LyingHasNextPage } from "../../../src/streams/bills/page-trust.ts";
+import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
+import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
+
+const page = (itemCount: number, hasNextPage: boolean | undefined): BillsPage => ({ itemCount, hasNextPage, bills: [], rejected: [], unknownBusinessTypes: [] });
+
+function trustAfter(pages: BillsPage[]): { trust: PageTrust; lies: LyingHasNextPage[] } {
+  const lies: LyingHasNextPage[] = [];
+  const trust = new PageTrust((e) => lies.push(e));
+  for (const p of pages) trust.observe(p);
+  return { trust, lies };
+}
+
+describe("PageTrust", () => {
+  it("an honest exchange never trips it: full pages say true, others false", () => {
+    const { trust, lies } = trustAfter([page(100, true), page(40, false), page(100, true), page(0, false), page(7, false)]);
+    expect(lies).toEqual([]);
+    expect(trust.isFull(page(60, true), 100)).toBe(true);
+  });
+
+  it("nor does an honest exchange that caps its pages below the limit (true only on pages cut at the cap)", () => {
+    const { trust, lies } = trustAfter([page(50, true), page(30, false), page(50, true), page(50, true), page(12, false)]);
+    expect(lies).toEqual([]);
+    expect(trust.isFull(page(50, true), 100)).toBe(true);
+  });
+
+  it("true on a page smaller than one already served proves the field lies: told once, and pages are full by count only", () => {
+    const { trust, lies } = trustAfter([page(37, true), page(12, true), page(3, true), page(0, true)]);
+    expect(lies).toEqual([{ itemCount: 12, largestBefore: 37 }]);
+    expect(trust.hasNextPageDistrusted).toBe(true);
+    expect(trust.isFull(page(99, true), 100)).toBe(false);
+    expect(trust.isFull(page(100, true), 100)).toBe(true);
+  });
+
+  it("true on an empty page proves it at once", () => {
+    const { lies } = trustAfter([page(0, true)]);
+    expect(lies).toEqual([{ itemCount: 0, largestBefore: 0 }]);
+  });
+});
+
+let t: MigratedDb;
+beforeAll(async () => {
+  t = await createMigratedDb();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe("bills sync against an exchange whose hasNextPage is true on every page", () => {
+  it.each(["desc", "asc", "newest-shuffled"] as Ordering[])("copies the history exactly (%s), at about an honest exchange's request count, and reports the field distrusted", async (ordering) => {
+    const options = { seed: 31, billCount: 3000, bursts: 2, ordering, limits: null };
+    const lying = await startSandbox({ ...options, hasNext: "always" });
+    const honest = await startSandbox(options);
+    try {
+      const lied = await syncFromSandbox(t.db, lying, `lies_${ordering}`);
+      expect(await storedBills(t.db, `lies_${ordering}`)).toEqual(asRows(lying.truth()));
+      expect(lied.hasNextPageDistrusted).toBe(true);
+
+      const straight = await syncFromSandbox(t.db, honest, `honest_${ordering}`);
+      expect(straight.hasNextPageDistrusted).toBe(false);
+      // The bursts are no less proven than on the honest exchange.
+      expect(lied.unverifiedMilliseconds).toEqual(straight.unverifiedMilliseconds);
+      process.stdout.write(`hasNext always (${ordering}): ${lied.requests} requests; honest: ${straight.requests}\n`);
+      expect(lied.requests).toBeLessThanOrEqual(Math.ceil(straight.requests * 1.5));
+    } finally {
+      await lying.close();
+      await honest.close();
+    }
+  });
+});
