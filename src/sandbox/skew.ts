@@ -6,7 +6,7 @@
 // store sorted by (filter time, billId), rebuilt lazily when the store changes (O(n log n)).
 import { Prng } from "./prng.ts";
 import { FilterIndexes, type BillAxis } from "./query.ts";
-import type { BillStore } from "./store.ts";
+import { firstAfter, firstAtOrAfter, type BillStore } from "./store.ts";
 
 function fmix(x: number): number {
   let h = x >>> 0;
@@ -56,25 +56,11 @@ class SkewedAxis implements BillAxis {
   }
 
   lowerBound(t: number, from = 0, to = this.length): number {
-    let lo = from;
-    let hi = to;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.times[mid] as number) < t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return firstAtOrAfter(this.times, t, from, to);
   }
 
   upperBound(t: number, from = 0, to = this.length): number {
-    let lo = from;
-    let hi = to;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.times[mid] as number) <= t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return firstAfter(this.times, t, from, to);
   }
 }
 

@@ -144,26 +144,12 @@ export class BillStore {
 
   /** First position whose time is >= t. */
   lowerBound(t: number, from = 0, to = this.length): number {
-    let lo = from;
-    let hi = to;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.times[mid] as number) < t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return firstAtOrAfter(this.times, t, from, to);
   }
 
   /** First position whose time is > t. */
   upperBound(t: number, from = 0, to = this.length): number {
-    let lo = from;
-    let hi = to;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((this.times[mid] as number) <= t) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    return firstAfter(this.times, t, from, to);
   }
 
   coinAt(i: number): string {
@@ -192,4 +178,26 @@ export class BillStore {
   maxId(): bigint {
     return this.maxIdValue;
   }
+}
+
+/** First index in [from, to) of ascending `times` whose time is >= t (to when none). */
+export function firstAtOrAfter(times: ArrayLike<number>, t: number, from: number, to: number): number {
+  return firstWhere(times, (x) => x >= t, from, to);
+}
+
+/** First index in [from, to) of ascending `times` whose time is > t (to when none). */
+export function firstAfter(times: ArrayLike<number>, t: number, from: number, to: number): number {
+  return firstWhere(times, (x) => x > t, from, to);
+}
+
+/** Binary search for the first index whose time passes `test` (monotone over ascending times). */
+function firstWhere(times: ArrayLike<number>, test: (time: number) => boolean, from: number, to: number): number {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (test(times[mid] as number)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
