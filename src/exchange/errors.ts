@@ -1,4 +1,5 @@
 // Failures of the exchange conversation, each saying what the operator can do about it.
+import { classifyRefusal } from "./refusals.ts";
 
 /** The exchange answered with an error that retrying will not fix (auth, validation, permission). */
 export class ExchangeApiError extends Error {
@@ -73,6 +74,6 @@ function hintFor(code: string | undefined, status: number): string {
       return " (page size out of the exchange's range: a ledger-sync bug, please report it)";
     default:
       if (status === 521) return " (IP not whitelisted for the API key)";
-      return code && /^-10(4\d|5[0-8])$/.test(code) ? " (authentication or permission refused: check the API key, its permissions and EXCHANGE_API_*)" : "";
+      return code && classifyRefusal(code, "").kind === "credentials" ? " (authentication or permission refused: check the API key, its permissions and EXCHANGE_API_*)" : "";
   }
 }

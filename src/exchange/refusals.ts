@@ -54,11 +54,6 @@ export function classifyRefusal(code: string, msg: string): Refusal {
   return { code, msg, kind: "refused" };
 }
 
-/** Whether the client should ask again (after its backoff or the exchange's pause). */
-export function isRetryable(r: Refusal): boolean {
-  return r.kind === "rate-limited" || r.kind === "transient";
-}
-
 function daysIn(re: RegExp, msg: string): number | undefined {
   const m = re.exec(msg);
   const days = m ? Number(m[1]) : NaN;

@@ -35,9 +35,7 @@ const REDACT = [
   "*.databaseUrl",
 ];
 
-/** A bare stream as the second argument is the destination (the form older callers use). */
-export function createLogger(level: string, options: LoggerOptions | NodeJS.WritableStream = {}): Logger {
-  const { format, destination = process.stderr }: LoggerOptions = "write" in options ? { destination: options } : options;
+export function createLogger(level: string, { format, destination = process.stderr }: LoggerOptions = {}): Logger {
   const tty = (destination as { isTTY?: boolean }).isTTY === true;
   const out =
     (format ?? (tty ? "pretty" : "json")) === "pretty"

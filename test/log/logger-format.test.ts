@@ -120,12 +120,6 @@ describe("JSON log lines", () => {
     expect(parsed[1]).not.toHaveProperty("pid");
     expect(parsed[1]).not.toHaveProperty("hostname");
   });
-
-  it("still takes a bare stream as the destination (JSON unless it is a terminal)", () => {
-    const out = capture();
-    createLogger("info", out.stream).info({ account: "main" }, "hello");
-    expect(JSON.parse(out.lines()[0]!)).toMatchObject({ account: "main", msg: "hello" });
-  });
 });
 
 describe("redaction", () => {

@@ -13,7 +13,7 @@ function capture() {
       done();
     },
   });
-  return { lines, logger: createLogger("info", stream) };
+  return { lines, logger: createLogger("info", { destination: stream }) };
 }
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
