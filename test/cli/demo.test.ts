@@ -44,13 +44,7 @@ describe("ledger-sync demo", () => {
 
 describe("ledger-sync demo, interrupted", () => {
   it("stops cleanly on Ctrl-C (SIGINT): exit 130, and the redis-server it started is gone", async () => {
-    const { startCli, waitFor } = await import("../support/processes.ts");
-    const { connect } = await import("node:net");
-    const answers = (port: number) =>
-      new Promise<boolean>((resolve) => {
-        const s = connect(port, "127.0.0.1", () => (s.end(), resolve(true)));
-        s.on("error", () => resolve(false));
-      });
+    const { answers, startCli, waitFor } = await import("../support/processes.ts");
     const cwd = mkdtempSync(join(tmpdir(), "ls-demo-int-"));
     // No REDIS_URL: the demo starts (and must stop) its own redis-server.
     const demo = startCli(["demo", "--bills", "1500", "--for", "60"], { DATABASE_URL: t.url, QUEUE_PREFIX: `${r.prefix}_int` }, cwd);

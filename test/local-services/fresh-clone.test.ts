@@ -7,13 +7,12 @@
 // Creating a user and running servers as others needs root: CI is root.
 import { execFileSync, spawn, spawnSync, type SpawnOptions } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { connect } from "node:net";
 import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../support/processes.ts";
+import { answers, freePort, processesNaming } from "../support/processes.ts";
 import { removeProjectDir } from "../support/project-dir.ts";
 
 const REPO = resolve(".");
@@ -59,21 +58,6 @@ async function cloneInto(dir: string, user?: User): Promise<void> {
   expect(prep.code, prep.stdout + prep.stderr).toBe(0);
 }
 
-/** Processes whose command line names `path` (a leftover server, a worker). */
-function processesUnder(path: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-      if (cmd.includes(path)) found.push(`${pid}: ${cmd.trim()}`);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
 /** The demo, then a small test file through the global setup; both from the clone at `dir`. */
 async function demoAndTests(dir: string, o: { user?: User; path?: string }): Promise<{ demo: Run; tests: Run }> {
   const env = { ...(o.path ? { PATH: o.path } : {}) };
@@ -90,13 +74,6 @@ async function expectDemoMatched(demo: Run): Promise<void> {
   const ports = [/postgres:postgres@127\.0\.0\.1:(\d+)\//, /local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/].map((re) => re.exec(demo.stdout)?.[1]).filter((p) => p !== undefined);
   expect(ports.length).toBeGreaterThan(0);
   for (const port of ports) expect(await answers(Number(port)), `something still listens on ${port}`).toBe(false);
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, "127.0.0.1", () => (socket.end(), done(true)));
-    socket.on("error", () => done(false));
-  });
 }
 
 function expectTestsPassed(tests: Run): void {
@@ -134,8 +111,8 @@ describe.runIf(isRoot)("root, clone in a private directory", () => {
     const target = readlinkSync(link);
     expect(target).toMatch(/^\/var\/lib\/ledger-sync\/clusters\/[0-9a-f]{16}$/);
     expect(existsSync(join(target, "PG_VERSION"))).toBe(true);
-    expect(processesUnder(dir)).toEqual([]);
-    expect(processesUnder(target)).toEqual([]);
+    expect(processesNaming(dir)).toEqual([]);
+    expect(processesNaming(target)).toEqual([]);
   });
 
   it("a port already taken ends npm test's set-up with one line naming it, exit 1", async () => {
@@ -182,7 +159,7 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
     const data = join(dir, ".data", "demo-postgres");
     expect(lstatSync(data).isDirectory()).toBe(true);
     expect(statSync(data).uid).toBe(user.uid);
-    expect(processesUnder(dir)).toEqual([]);
+    expect(processesNaming(dir)).toEqual([]);
   });
 
   it("without redis-server on the machine, the demo runs its whole story inline and says so in one line", async () => {
@@ -198,6 +175,6 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
       "no queue: redis-server is not installed, and only root can install it, so the demo syncs inline in this process (install redis-server or set REDIS_URL to run the worker)",
     ]);
     expect(demo.stdout).toMatch(/incremental verify: pass/);
-    expect(processesUnder(dir)).toEqual([]);
+    expect(processesNaming(dir)).toEqual([]);
   });
 });

@@ -4,12 +4,11 @@
 // with exit 130, and nothing it started may remain: no process naming its data directory, nothing
 // listening on its PostgreSQL or Redis port.
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { connect } from "node:net";
+import { existsSync, lstatSync, mkdtempSync, readlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, waitFor } from "../support/processes.ts";
+import { answers, freePort, processesNaming, waitFor } from "../support/processes.ts";
 import { removeProjectDir } from "../support/project-dir.ts";
 
 const BIN = resolve("bin/ledger-sync.js");
@@ -18,27 +17,6 @@ const made: string[] = [];
 afterAll(() => {
   for (const dir of made) removeProjectDir(dir);
 });
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((done) => {
-    const socket = connect(port, "127.0.0.1", () => (socket.end(), done(true)));
-    socket.on("error", () => done(false));
-  });
-}
-
-function processesNaming(path: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-      if (cmd.includes(path)) found.push(`${pid}: ${cmd.trim()}`);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
 
 const MOMENTS: { when: string; reached: (dir: string, output: string) => boolean }[] = [
   { when: "while its PostgreSQL is being set up", reached: (dir) => existsSync(join(dir, ".data", "demo-postgres")) },

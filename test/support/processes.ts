@@ -1,5 +1,7 @@
 // Real ledger-sync processes for integration tests: start, read their logs, signal, await exit.
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { connect } from "node:net";
 import { resolve } from "node:path";
 
 export interface Proc {
@@ -28,4 +30,27 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Whether something accepts TCP connections on the loopback port (a server left running). */
+export function answers(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, "127.0.0.1", () => (socket.end(), done(true)));
+    socket.on("error", () => done(false));
+  });
+}
+
+/** Processes (other than this one) whose command line names `path`: "pid: command line" each. */
+export function processesNaming(path: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (cmd.includes(path)) found.push(`${pid}: ${cmd.trim()}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
