@@ -1,10 +1,10 @@
 import { defineConfig } from "vitest/config";
-import { redisUnavailable } from "./src/local-services/redis.ts";
+import { noTestRedis } from "./test/support/test-redis-policy.ts";
 
 // Test files that need a Redis say so on their first line (`// @module-tag redis`). Where none can
 // be had (no TEST_REDIS_URL, no redis-server, and not root to install one) they are skipped, and
 // the global setup says so in one line; CI always has one, and there a missing Redis fails the run.
-const noRedis = process.env.TEST_REDIS_URL || process.env.CI ? undefined : redisUnavailable();
+const noRedis = noTestRedis();
 
 export default defineConfig({
   test: {

@@ -6,7 +6,8 @@
 import type { TestProject } from "vitest/node";
 import { LocalServiceError } from "../../src/local-services/errors.ts";
 import type { LocalPostgres } from "../../src/local-services/postgres/index.ts";
-import { redisUnavailable, startRedisServer, type RedisHandle } from "../../src/local-services/redis.ts";
+import { startRedisServer, type RedisHandle } from "../../src/local-services/redis.ts";
+import { noTestRedis } from "./test-redis-policy.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -36,7 +37,7 @@ export async function setup(project: TestProject): Promise<void> {
     project.provide("adminDatabaseUrl", url);
 
     let redisUrl = process.env.TEST_REDIS_URL ?? "";
-    const noRedis = redisUrl || process.env.CI ? undefined : redisUnavailable();
+    const noRedis = noTestRedis();
     if (noRedis) {
       process.stderr.write(`npm test: no Redis (${noRedis}): the test files that need one are skipped; install redis-server or set TEST_REDIS_URL to run them\n`);
     } else if (!redisUrl) {
