@@ -54,10 +54,13 @@ export async function startCluster(p: Placement, port: number, settings: Record<
     const timer = setTimeout(() => reject(new LocalServiceError(`PostgreSQL on port ${port} did not become ready within ${START_TIMEOUT_MS / 1000} s`, "see whether the machine is overloaded, or remove the data directory to start over")), START_TIMEOUT_MS);
     child.stderr!.on("data", (chunk: Buffer) => {
       // Read to the end of the server's life: an undrained pipe would block its logging.
-      for (const line of chunk.toString("utf8").split("\n")) if (line) keepLast(lines, line);
-      if (lines.some((l) => l.includes("database system is ready to accept connections"))) {
-        clearTimeout(timer);
-        resolve();
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (!line) continue;
+        keepLast(lines, line);
+        if (line.includes("database system is ready to accept connections")) {
+          clearTimeout(timer);
+          resolve();
+        }
       }
     });
     child.once("error", (err) => {
