@@ -38,8 +38,9 @@ export function startInlineSync(o: { config: Config; logger: Logger; db: Db; acc
     while (!stopped.signal.aborted) {
       const final = lastPass;
       try {
-        await pass(Date.now() >= nextSnapshotAt);
-        nextSnapshotAt = Date.now() + config.worker.snapshotIntervalMs;
+        const snapshotsDue = Date.now() >= nextSnapshotAt;
+        await pass(snapshotsDue);
+        if (snapshotsDue) nextSnapshotAt = Date.now() + config.worker.snapshotIntervalMs;
       } catch (err) {
         if (stopped.signal.aborted) break;
         // As a failed job in the worker: logged, and the next pass starts again from the cursor.
@@ -54,10 +55,13 @@ export function startInlineSync(o: { config: Config; logger: Logger; db: Db; acc
     }
   })();
 
-  const end = async () => {
-    await loop;
-    await client.close();
-  };
+  // Finished or stopped, then stopped again by the demo's clean-up: the client closes once.
+  let ended: Promise<void> | undefined;
+  const end = () =>
+    (ended ??= (async () => {
+      await loop;
+      await client.close();
+    })());
   return {
     finish: () => {
       lastPass = true;
