@@ -32,7 +32,7 @@ describe("the demo's inline syncing", () => {
     // ~3.5 s: passes every ~0.3 s, snapshots at 0, ~1, ~2, ~3 s.
     expect(snapshotRuns).toBeGreaterThanOrEqual(3);
     expect(billsRequests).toBeGreaterThanOrEqual(5);
-    const [{ n }] = await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills");
+    const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills")) as [{ n: number }];
     expect(n).toBe(sandbox.truth().length);
   });
 });
