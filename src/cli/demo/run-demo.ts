@@ -14,15 +14,13 @@ import { freePort } from "../../local-services/free-port.ts";
 import { migrateDeploy } from "../../store/migrate/index.ts";
 import { createDb } from "../../store/prisma.ts";
 import { planBackfill } from "../../jobs/backfill-plan.ts";
-import { startWorker, type RunningWorker } from "../../jobs/worker.ts";
-import { runQueued } from "../backfill-queued.ts";
-import { runInline, type BackfillOutcome, type BackfillPlan } from "../backfill-runner.ts";
+import type { BackfillPlan } from "../backfill-runner.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 import { isoList } from "../sync-summary.ts";
 import { DEMO_HISTORY_MS, demoAnchor, recordLiveBill } from "./demo-anchor.ts";
 import { demoDatabase } from "./demo-database.ts";
+import { startDemoSyncing } from "./demo-syncing.ts";
 import { printDemoSummary } from "./demo-summary.ts";
-import { startInlineSync } from "./inline-sync.ts";
 
 const LIVE_TYPES = [
   { businessType: "position_funding", symbol: "cmt_btcusdt", amount: "-0.42" },
@@ -101,28 +99,9 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     const db = createDb(databaseUrl);
     cleanup.push(() => db.$disconnect());
 
-    // The scheduled syncing: the worker through the queue, or the same passes inline.
-    let backfill: BackfillOutcome;
-    let finishSyncing: () => Promise<void>;
-    let stopSyncing: (why: string) => Promise<void>;
-    if (redisUrl) {
-      const worker: RunningWorker = await startWorker(config, logger);
-      cleanup.push(() => worker.stop("demo finished"));
-      out(`worker running: metrics ${worker.metricsUrl}/metrics, health ${worker.metricsUrl}/healthz`);
-      backfill = await runQueued({ config, logger, databaseUrl, redisUrl, plans });
-      // One more scheduled bills run (the interval plus a margin) so live bills are in.
-      finishSyncing = async () => {
-        await new Promise((resolve) => setTimeout(resolve, config.worker.billsIntervalMs + 1500));
-        await worker.stop("demo finished");
-      };
-      stopSyncing = (why) => worker.stop(why);
-    } else {
-      backfill = await runInline({ config, logger, databaseUrl, plans });
-      const inline = startInlineSync({ config, logger, db, account });
-      cleanup.push(() => inline.stop());
-      finishSyncing = () => inline.finish();
-      stopSyncing = () => inline.stop();
-    }
+    const syncing = await startDemoSyncing({ config, logger, db, databaseUrl, redisUrl, account, plans, out });
+    cleanup.push(() => syncing.stop("demo finished"));
+    const { backfill } = syncing;
     if (!backfill.complete && !interrupted) throw new CliExit(EXIT.failed, backfill.reason);
     if (backfill.complete) out(`history backfilled: ${backfill.windows} windows, ${backfill.bills} bills`);
     if (backfill.complete && backfill.unverifiedMilliseconds.length) {
@@ -142,8 +121,8 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
       }
     }
     // Let the syncing take the newest bills before stopping it (unless the user is leaving).
-    if (interrupted) await stopSyncing("interrupted");
-    else await finishSyncing();
+    if (interrupted) await syncing.stop("interrupted");
+    else await syncing.finish();
 
     const psqlUrl = embedded ? databaseUrl : '"$DATABASE_URL"';
     const match = await printDemoSummary(out, db, account.name, sandbox, psqlUrl);
