@@ -243,6 +243,21 @@ export const envSchema = z.object({
     .pipe(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
   // Part of Redis key names, and shown in logs: printable, no spaces.
   EGRESS_ID: optionalText.refine((v) => v === undefined || /^[\x21-\x7e]{1,128}$/.test(v), "must be 1-128 printable characters without spaces"),
+  // The exchange's limits when known up front (otherwise learnt from its refusals, issue 14).
+  EXCHANGE_MAX_SPAN_MS: z
+    .string()
+    .trim()
+    .regex(/^[0-9]+$/, "must be a whole number of milliseconds")
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n) && n >= 3, "must be at least 3 (a single millisecond asked with a margin each side)")
+    .optional(),
+  EXCHANGE_HISTORY_DAYS: z
+    .string()
+    .trim()
+    .regex(/^[0-9]+(\.[0-9]+)?$/, "must be a number of days (e.g. 90 or 0.5)")
+    .transform(Number)
+    .refine((n) => n > 0 && n <= 100_000, "must be more than 0 and at most 100000 days")
+    .optional(),
   EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
   EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
   LOG_LEVEL: z

@@ -27,6 +27,8 @@ export interface Config {
     credentials: ExchangeCredentials | undefined;
     timeoutMs: number;
     maxAttempts: number;
+    /** EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS (unset: learnt from the exchange's refusals). */
+    limits: { maxSpanMs?: number; historyDays?: number };
   };
   rateLimit: { ipWeight: number; uidWeight: number; windowMs: number };
   backfillFromMs: number;
@@ -75,6 +77,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
       timeoutMs: e.EXCHANGE_TIMEOUT_MS,
       maxAttempts: e.EXCHANGE_MAX_ATTEMPTS,
+      limits: {
+        ...(e.EXCHANGE_MAX_SPAN_MS === undefined ? {} : { maxSpanMs: e.EXCHANGE_MAX_SPAN_MS }),
+        ...(e.EXCHANGE_HISTORY_DAYS === undefined ? {} : { historyDays: e.EXCHANGE_HISTORY_DAYS }),
+      },
     },
     rateLimit: { ipWeight: e.RATE_LIMIT_IP_WEIGHT, uidWeight: e.RATE_LIMIT_UID_WEIGHT, windowMs: e.RATE_LIMIT_WINDOW_MS },
     backfillFromMs: e.BACKFILL_FROM,

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
+import type { ExchangeFacts } from "../store/exchange-profiles.ts";
 import type { Db } from "../store/prisma.ts";
 import { AccountLock } from "./account-lock.ts";
 
@@ -20,6 +21,7 @@ export interface JobMetrics {
   success(account: string, stream: string, at: Date): void;
   quarantined(account: string, n: number): void;
   verified(account: string, failuresByCheck: Record<string, number>, at?: Date): void;
+  exchangeFacts(account: string, facts: ExchangeFacts): void;
 }
 
 export interface WorkerContext {

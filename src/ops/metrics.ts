@@ -2,6 +2,7 @@
 // default, so tests and several workers in one process do not collide), every series prefixed
 // `ledger_sync_`, and typed methods so call sites cannot misspell a label.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { ExchangeFacts } from "../store/exchange-profiles.ts";
 
 export const METRIC_PREFIX = "ledger_sync_";
 
@@ -17,6 +18,36 @@ export const QUEUE_STATES: readonly QueueState[] = ["waiting", "active", "delaye
 export interface QueueCounts {
   readonly name: string;
   getJobCounts(...types: QueueState[]): Promise<Record<string, number>>;
+}
+
+/** The `fact` label of exchange_fact: one series per fact learnt about the exchange. */
+export type ExchangeFactName =
+  | "page_size"
+  | "page_size_capped"
+  | "max_span_seconds"
+  | "history_days"
+  | "filter_offset_seconds"
+  | "start_inclusive"
+  | "end_inclusive"
+  | "has_next_page_trusted";
+
+/**
+ * The facts as gauge values; null where not learnt (or still at its starting value, as `status`
+ * counts it), so that no series claims what was never observed.
+ */
+export function exchangeFactValues(f: ExchangeFacts): Record<ExchangeFactName, number | null> {
+  const flag = (b: boolean | null) => (b === null ? null : b ? 1 : 0);
+  return {
+    page_size: f.pageSize,
+    // Says whether page_size is the exchange's cap; meaningless before a page size is known.
+    page_size_capped: f.pageSize === null ? null : flag(f.pageSizeCapped),
+    max_span_seconds: f.maxSpanMs === null ? null : f.maxSpanMs / 1000,
+    history_days: f.historyMs === null ? null : f.historyMs / 86_400_000,
+    filter_offset_seconds: f.filterOffsetMs > 0 ? f.filterOffsetMs / 1000 : null,
+    start_inclusive: flag(f.startInclusive),
+    end_inclusive: flag(f.endInclusive),
+    has_next_page_trusted: f.hasNextPage === null ? null : f.hasNextPage === "honest" ? 1 : 0,
+  };
 }
 
 export interface MetricsOptions {
@@ -46,6 +77,7 @@ export class Metrics {
   private readonly quarantinedRecords: Gauge<"account">;
   private readonly verifyFailures: Gauge<"account" | "check">;
   private readonly verifyLastRun: Gauge<"account">;
+  private readonly exchangeFact: Gauge<"account" | "fact">;
 
   constructor(options: MetricsOptions = {}) {
     this.registry = new Registry();
@@ -79,6 +111,12 @@ export class Metrics {
       registers,
     });
     this.verifyLastRun = new Gauge({ name: `${p}verify_last_run_timestamp_seconds`, help: "When the worker last verified an account (unix seconds).", labelNames: ["account"], registers });
+    this.exchangeFact = new Gauge({
+      name: `${p}exchange_fact`,
+      help: "What was learnt of how the exchange serves an account's bills: page_size, max_span_seconds, history_days, filter_offset_seconds; page_size_capped, start_inclusive, end_inclusive, has_next_page_trusted are 0/1. Absent: not learnt.",
+      labelNames: ["account", "fact"],
+      registers,
+    });
   }
 
   /** New bills inserted (0 is fine: it makes the series exist). */
@@ -126,6 +164,14 @@ export class Metrics {
   verified(account: string, failuresByCheck: Record<string, number>, at: Date = new Date()): void {
     for (const [check, n] of Object.entries(failuresByCheck)) this.verifyFailures.set({ account, check }, n);
     this.verifyLastRun.set({ account }, at.getTime() / 1000);
+  }
+
+  /** The account's learnt exchange facts: sets those learnt, removes the series of those not (any more). */
+  exchangeFacts(account: string, facts: ExchangeFacts): void {
+    for (const [fact, v] of Object.entries(exchangeFactValues(facts))) {
+      if (v === null) this.exchangeFact.remove({ account, fact });
+      else this.exchangeFact.set({ account, fact }, v);
+    }
   }
 
   /** A job run ended; a failed one also counts in job_failures_total. */

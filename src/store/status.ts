@@ -1,6 +1,8 @@
 // What `ledger-sync status` reports from PostgreSQL: per account and stream, the bookmark and when
-// it last moved, and quarantined counts. (Failed jobs come from the queues.)
+// it last moved, quarantined counts, and what was learnt of the exchange. (Failed jobs come from
+// the queues.)
 import { describeCheck, isFailing, type CheckResult } from "../verify/report.ts";
+import { readAllExchangeFacts, type StoredExchangeFacts } from "./exchange-profiles.ts";
 import type { Db } from "./prisma.ts";
 
 export interface StreamStatus {
@@ -28,6 +30,8 @@ export interface StoreStatus {
   backfillWindows: Record<string, number>;
   quarantined: Record<string, number>;
   verify: VerifyStatus[];
+  /** What was learnt of the exchange, per account that has stored facts. */
+  exchange: StoredExchangeFacts[];
 }
 
 export async function readStoreStatus(db: Db): Promise<StoreStatus> {
@@ -46,6 +50,7 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
     backfillWindows,
     quarantined: Object.fromEntries(quarantine.map((q) => [q.account_name, q.n])),
     verify: await readVerifyStatus(db),
+    exchange: await readAllExchangeFacts(db),
   };
 }
 

@@ -82,6 +82,8 @@ const VARIABLES: Case[] = [
   { what: "EGRESS_ID with a tab", covers: "EGRESS_ID", args: WORKER, env: { EGRESS_ID: "office\tA" }, says: /EGRESS_ID must be 1-128 printable characters without spaces/ },
   { what: "EXCHANGE_TIMEOUT_MS zero", covers: "EXCHANGE_TIMEOUT_MS", args: SYNC, env: { EXCHANGE_TIMEOUT_MS: "0" }, says: /EXCHANGE_TIMEOUT_MS must be a positive whole number/ },
   { what: "EXCHANGE_MAX_ATTEMPTS a word", covers: "EXCHANGE_MAX_ATTEMPTS", args: SYNC, env: { EXCHANGE_MAX_ATTEMPTS: "many" }, says: /EXCHANGE_MAX_ATTEMPTS must be a whole number/ },
+  { what: "EXCHANGE_MAX_SPAN_MS in days", covers: "EXCHANGE_MAX_SPAN_MS", args: SYNC, env: { EXCHANGE_MAX_SPAN_MS: "2d" }, says: /EXCHANGE_MAX_SPAN_MS must be a whole number of milliseconds/ },
+  { what: "EXCHANGE_HISTORY_DAYS negative", covers: "EXCHANGE_HISTORY_DAYS", args: BACKFILL, env: { EXCHANGE_HISTORY_DAYS: "-90" }, says: /EXCHANGE_HISTORY_DAYS must be a number of days/ },
   { what: "LOG_LEVEL unknown", covers: "LOG_LEVEL", args: ["migrate"], env: { LOG_LEVEL: "loud" }, says: /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/ },
   { what: "LOG_FORMAT unknown", covers: "LOG_FORMAT", args: ["migrate"], env: { LOG_FORMAT: "xml" }, says: /LOG_FORMAT must be one of json, pretty/ },
 ];
@@ -157,6 +159,10 @@ const MORE_VALUES: [string, string, RegExp][] = [
   ["QUEUE_PREFIX", "a:b", /QUEUE_PREFIX must be/],
   ["EGRESS_ID", "x".repeat(129), /EGRESS_ID must be/],
   ["EXCHANGE_MAX_ATTEMPTS", "0", /must be a positive whole number/],
+  ["EXCHANGE_MAX_SPAN_MS", "2", /must be at least 3/],
+  ["EXCHANGE_MAX_SPAN_MS", "2d", /must be a whole number of milliseconds/],
+  ["EXCHANGE_HISTORY_DAYS", "ninety", /must be a number of days/],
+  ["EXCHANGE_HISTORY_DAYS", "0", /must be more than 0/],
   ["LOG_LEVEL", "verbose", /must be one of/],
   ["LOG_FORMAT", "yaml", /must be one of/],
 ];

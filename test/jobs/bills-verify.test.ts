@@ -10,9 +10,10 @@ import type { ExchangeClient } from "../../src/exchange/http-client.ts";
 import type { WorkerContext } from "../../src/jobs/context.ts";
 import { processBills } from "../../src/jobs/processors/bills.ts";
 import type { JobData } from "../../src/jobs/queues.ts";
-import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
+import { createMetrics, exchangeFactValues, type Metrics } from "../../src/ops/metrics.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
+import { readExchangeFacts } from "../../src/store/exchange-profiles.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { sandboxClient } from "../support/sandbox-client.ts";
@@ -84,5 +85,18 @@ describe("the bills job verifies what it synced", () => {
     expect(out.verify).toHaveLength(1);
     expect(out.verify[0]).toMatchObject({ account: "w", outcome: "fail" });
     expect(out.verify[0]!.failing.join("\n")).toContain(`balance-continuity ${middle.coin}`);
+  });
+
+  it("publishes what the sync stored about the exchange as exchange_fact, dropping series of facts not learnt", async () => {
+    // Series left from before: every fact set, so each one the sync did not learn must disappear.
+    metrics.exchangeFacts("w", { pageSize: 7, pageSizeCapped: true, maxSpanMs: 1_000, historyMs: 86_400_000, filterOffsetMs: 1, startInclusive: true, endInclusive: true, hasNextPage: "honest" });
+    await runJob();
+    const stored = await readExchangeFacts(t.db, "w");
+    expect(stored).toBeDefined();
+    const expected = Object.fromEntries(Object.entries(exchangeFactValues(stored!)).filter(([, v]) => v !== null));
+    expect(expected).toHaveProperty("page_size");
+    const text = await metrics.registry.metrics();
+    const published = Object.fromEntries([...text.matchAll(/^ledger_sync_exchange_fact\{account="w",fact="(\w+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
+    expect(published).toEqual(expected);
   });
 });

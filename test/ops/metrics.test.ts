@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.ts";
 import { startOpsServer, type OpsServer } from "../../src/ops/http-server.ts";
 import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
+import { NO_FACTS } from "../../src/store/exchange-profiles.ts";
 
 interface Sample {
   name: string;
@@ -88,6 +89,7 @@ describe("/metrics", () => {
     metrics.queueDepth("sync", "delayed", 4);
     metrics.quarantined("main", 3);
     metrics.verified("main", { "balance-continuity": 2, quarantine: 0 }, new Date("2026-01-02T03:04:06.000Z"));
+    metrics.exchangeFacts("main", { ...NO_FACTS, pageSize: 100 });
 
     const res = await fetch(`${server.url}/metrics`);
     expect(res.status).toBe(200);
@@ -125,6 +127,7 @@ describe("/metrics", () => {
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "balance-continuity" })).toBe(2);
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "quarantine" })).toBe(0);
     expect(value(samples, `${p}verify_last_run_timestamp_seconds`, { account: "main" })).toBe(Date.parse("2026-01-02T03:04:06.000Z") / 1000);
+    expect(value(samples, `${p}exchange_fact`, { account: "main", fact: "page_size" })).toBe(100);
 
     // The beforeScrape hook ran before the registry was read.
     expect(value(samples, `${p}queue_jobs`, { queue: "bills", state: "waiting" })).toBe(scrapes * 10);
@@ -145,6 +148,7 @@ describe("/metrics", () => {
       [`${p}quarantined_records`]: "gauge",
       [`${p}verify_failures`]: "gauge",
       [`${p}verify_last_run_timestamp_seconds`]: "gauge",
+      [`${p}exchange_fact`]: "gauge",
     });
     // Default process metrics, with our prefix; every series carries it.
     expect(types.has(`${p}process_cpu_user_seconds_total`)).toBe(true);
@@ -171,5 +175,43 @@ describe("/metrics", () => {
     await (await fetch(`${server.url}/metrics`)).text();
     await (await fetch(`${server.url}/metrics`)).text();
     expect(scrapes).toBe(before + 2);
+  });
+
+  it("exchange_fact: one series per learnt fact, none for facts not learnt, removed when a fact is no longer learnt", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    /** The account's exchange_fact series in the registry's text, by fact. */
+    const facts = async (account: string) => {
+      const { samples } = parseExposition(await m.registry.metrics());
+      return Object.fromEntries(find(samples, "ledger_sync_exchange_fact", { account }).map((s) => [s.labels.fact, s.value]));
+    };
+
+    m.exchangeFacts("main", {
+      pageSize: 50,
+      pageSizeCapped: true,
+      maxSpanMs: 172_800_000,
+      historyMs: 90 * 86_400_000,
+      filterOffsetMs: 3_000,
+      startInclusive: true,
+      endInclusive: false,
+      hasNextPage: "honest",
+    });
+    m.exchangeFacts("other", NO_FACTS);
+    expect(await facts("main")).toEqual({
+      page_size: 50,
+      page_size_capped: 1,
+      max_span_seconds: 172_800,
+      history_days: 90,
+      filter_offset_seconds: 3,
+      start_inclusive: 1,
+      end_inclusive: 0,
+      has_next_page_trusted: 1,
+    });
+    expect(await facts("other")).toEqual({});
+
+    // Only a page size learnt: its cap reads 0. Every other series of the account is gone.
+    m.exchangeFacts("main", { ...NO_FACTS, pageSize: 100, hasNextPage: "distrusted" });
+    expect(await facts("main")).toEqual({ page_size: 100, page_size_capped: 0, has_next_page_trusted: 0 });
+    m.exchangeFacts("main", { ...NO_FACTS, hasNextPage: "absent" });
+    expect(await facts("main")).toEqual({ has_next_page_trusted: 0 });
   });
 });

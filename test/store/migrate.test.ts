@@ -76,7 +76,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
     );
     expect(tables.map((t) => t.table_name)).toEqual([
-      "_prisma_migrations", "account_snapshots", "bill_revisions", "bills", "collateral_current", "collateral_history",
+      "_prisma_migrations", "account_snapshots", "bill_revisions", "bills", "collateral_current", "collateral_history", "exchange_profiles",
       "fee_settings", "leverage_settings", "mode_settings", "position_history", "positions_current", "quarantine", "sync_runs", "sync_state", "verify_state",
     ]);
     const views = await query<{ table_name: string }>(db.url, "SELECT table_name FROM information_schema.views WHERE table_schema = 'public' ORDER BY table_name");

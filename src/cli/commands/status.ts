@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig, requireDatabaseUrl } from "../../config/index.ts";
+import type { StoredExchangeFacts } from "../../store/exchange-profiles.ts";
 
 interface Row {
   account: string;
@@ -15,11 +16,15 @@ interface Row {
 export function registerStatus(program: Command): void {
   program
     .command("status")
-    .description("per account and stream: cursor, lag, last success, last error, quarantined records, failed jobs; then the worker's last verify per account (a table on a terminal, JSON otherwise)")
+    .description("per account and stream: cursor, lag, last success, last error, quarantined records, failed jobs; then the worker's last verify per account and what was learnt of the exchange (a table on a terminal, JSON otherwise)")
     .option("--json", "print JSON even on a terminal")
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
-      const [{ createDb }, { readStoreStatus }] = await Promise.all([import("../../store/prisma.ts"), import("../../store/status.ts")]);
+      const [{ createDb }, { readStoreStatus }, { exchangeStatusLines }] = await Promise.all([
+        import("../../store/prisma.ts"),
+        import("../../store/status.ts"),
+        import("../exchange-facts-text.ts"),
+      ]);
       const db = createDb(requireDatabaseUrl(config));
       let failed: Record<string, { count: number; lastError?: { queue: string; at: string; reason: string } }> | undefined;
       try {
@@ -48,7 +53,7 @@ export function registerStatus(program: Command): void {
           };
         });
         if (o.json || !process.stdout.isTTY) {
-          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify: store.verify })}\n`);
+          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify: store.verify, exchange: exchangeByAccount(store.exchange) })}\n`);
           return;
         }
         const header = ["account", "stream", "cursor", "lag", "last success", "quarantined", "failed jobs", "last error"];
@@ -61,8 +66,14 @@ export function registerStatus(program: Command): void {
           process.stdout.write(`verify ${v.account}: ${v.outcome === null ? "not run yet" : v.outcome === "pass" ? `pass (${when})` : `FAIL, ${v.failures} failure(s) (${when})`}\n`);
           for (const f of v.failing.slice(0, 10)) process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);
         }
+        for (const e of store.exchange) process.stdout.write(`${exchangeStatusLines(e, new Date(now)).join("\n")}\n`);
       } finally {
         await db.$disconnect();
       }
     });
+}
+
+/** The JSON form: every fact (null when not learnt) and when it was stored, by account. */
+function exchangeByAccount(stored: StoredExchangeFacts[]): Record<string, Omit<StoredExchangeFacts, "account">> {
+  return Object.fromEntries(stored.map(({ account, ...facts }) => [account, facts]));
 }

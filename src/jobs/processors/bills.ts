@@ -1,5 +1,6 @@
 // Scheduled incremental bills sync of one account (BILLS_INTERVAL_MS).
 import type { Job } from "bullmq";
+import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
 import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
@@ -26,6 +27,8 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.billRevisions(rt.account.name, s.revised);
     ctx.metrics.syncLag(rt.account.name, "bills", Math.max(0, (Date.now() - s.toMs) / 1000));
     ctx.metrics.success(rt.account.name, "bills", new Date());
+    // The sync stored what it learnt of the exchange; a missing row means nothing is learnt yet.
+    ctx.metrics.exchangeFacts(rt.account.name, (await readExchangeFacts(ctx.db, rt.account.name)) ?? NO_FACTS);
     const verified = await verifyAfterSync(ctx, rt.account.name);
     // The verify counted the quarantine already; count here only when it could not run.
     ctx.metrics.quarantined(rt.account.name, verified.quarantined ?? (await ctx.db.quarantine.count({ where: { accountName: rt.account.name } })));

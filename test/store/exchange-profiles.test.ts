@@ -1,0 +1,71 @@
+// The learnt exchange facts on real PostgreSQL: stored and read back exactly (nulls included), an
+// account's save replaces what it had, and the table refuses a hasNextPage verdict it does not know.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NO_FACTS, readAllExchangeFacts, readExchangeFacts, saveExchangeFacts, type ExchangeFacts } from "../../src/store/exchange-profiles.ts";
+import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+
+let t: MigratedDb;
+beforeAll(async () => {
+  t = await createMigratedDb();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const LEARNT: ExchangeFacts = {
+  pageSize: 50,
+  pageSizeCapped: true,
+  maxSpanMs: 172_800_000,
+  // 10,000 days: beyond 2^31 ms, so a bigint column read back as a number.
+  historyMs: 864_000_000_000,
+  filterOffsetMs: 3_000,
+  startInclusive: true,
+  endInclusive: false,
+  hasNextPage: "distrusted",
+};
+
+describe("exchange_profiles", () => {
+  it("reads nothing for an account with no stored facts", async () => {
+    expect(await readExchangeFacts(t.db, "nobody")).toBeUndefined();
+  });
+
+  it("stores facts and reads them back exactly, nulls included", async () => {
+    await saveExchangeFacts(t.db, "learnt", LEARNT);
+    await saveExchangeFacts(t.db, "fresh", NO_FACTS);
+    await saveExchangeFacts(t.db, "partial", { ...NO_FACTS, pageSize: 100, endInclusive: true, hasNextPage: "honest" });
+    expect(await readExchangeFacts(t.db, "learnt")).toStrictEqual(LEARNT);
+    expect(await readExchangeFacts(t.db, "fresh")).toStrictEqual(NO_FACTS);
+    expect(await readExchangeFacts(t.db, "partial")).toStrictEqual({ ...NO_FACTS, pageSize: 100, endInclusive: true, hasNextPage: "honest" });
+
+    const [row] = await t.db.$queryRawUnsafe<Record<string, unknown>[]>("SELECT * FROM exchange_profiles WHERE account_name = 'learnt'");
+    expect(row).toMatchObject({ page_size: 50, page_size_capped: true, max_span_ms: 172_800_000n, history_ms: 864_000_000_000n, filter_offset_ms: 3_000n, has_next_page: "distrusted" });
+  });
+
+  it("a later save replaces every fact and moves updated_at", async () => {
+    await saveExchangeFacts(t.db, "upsert", LEARNT);
+    const [first] = (await readAllExchangeFacts(t.db)).filter((f) => f.account === "upsert");
+    const replaced: ExchangeFacts = { ...NO_FACTS, pageSize: 100, maxSpanMs: 86_400_000, hasNextPage: "absent" };
+    await saveExchangeFacts(t.db, "upsert", replaced);
+    expect(await readExchangeFacts(t.db, "upsert")).toStrictEqual(replaced);
+    const [second] = (await readAllExchangeFacts(t.db)).filter((f) => f.account === "upsert");
+    expect(second!.updatedAt.getTime()).toBeGreaterThanOrEqual(first!.updatedAt.getTime());
+    expect(await t.db.$queryRawUnsafe("SELECT count(*)::int AS n FROM exchange_profiles WHERE account_name = 'upsert'")).toEqual([{ n: 1 }]);
+  });
+
+  it("lists every account's facts by account name, with when they were stored", async () => {
+    const before = Date.now();
+    await saveExchangeFacts(t.db, "b-list", NO_FACTS);
+    await saveExchangeFacts(t.db, "a-list", LEARNT);
+    const all = (await readAllExchangeFacts(t.db)).filter((f) => f.account.endsWith("-list"));
+    expect(all.map((f) => f.account)).toEqual(["a-list", "b-list"]);
+    expect(all[0]).toMatchObject({ account: "a-list", ...LEARNT });
+    expect(all[0]!.updatedAt).toBeInstanceOf(Date);
+    // Both clocks are this machine's; a second covers their different rounding.
+    expect(all[0]!.updatedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it("refuses a hasNextPage value other than honest, absent or distrusted", async () => {
+    await expect(saveExchangeFacts(t.db, "bad", { ...NO_FACTS, hasNextPage: "maybe" as ExchangeFacts["hasNextPage"] })).rejects.toThrow(/exchange_profiles_has_next_page_check/);
+    expect(await readExchangeFacts(t.db, "bad")).toBeUndefined();
+  });
+});
