@@ -5,7 +5,7 @@ import { BackfillQueue } from "../jobs/backfill-queue.ts";
 import { isRedisUnavailable } from "../jobs/redis-errors.ts";
 import { OutageLog } from "../log/outage-log.ts";
 import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
-import { progressOf, type BackfillOutcome, type RunArgs } from "./backfill-runner.ts";
+import { beyondHorizonOf, progressOf, type BackfillOutcome, type RunArgs } from "./backfill-runner.ts";
 import { ProgressReporter } from "./progress.ts";
 
 /**
@@ -33,7 +33,7 @@ export async function runQueued({ config, logger, databaseUrl, plans, redisUrl }
       try {
         const p = await progressOf(db, plans);
         reporter.update(p);
-        if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: await queue.unverifiedMilliseconds(windows) };
+        if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: await queue.unverifiedMilliseconds(windows), beyondHorizon: await beyondHorizonOf(db, plans) };
         const failed = await queue.failedWindows(windows);
         if (failed.length > 0) {
           return { complete: false, reason: `${failed.length} backfill window(s) failed after all attempts; first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)` };

@@ -8,6 +8,7 @@ import { exchangeClientFromConfig, localWeightGate } from "../exchange/client-fr
 import { backfillCursorStream, type BackfillWindow } from "../jobs/backfill-plan.ts";
 import type { Logger } from "../log/logger.ts";
 import { backfillWindowsDone, countBills } from "../store/backfill-progress.ts";
+import { readExchangeFacts } from "../store/exchange-profiles.ts";
 import { createDb, type Db } from "../store/prisma.ts";
 import { syncAccountBills } from "../streams/bills/index.ts";
 import { ProgressReporter } from "./progress.ts";
@@ -24,7 +25,29 @@ export interface RunArgs {
   plans: BackfillPlan[];
 }
 
-export type BackfillOutcome = { complete: true; windows: number; bills: number; unverifiedMilliseconds: number[] } | { complete: false; reason: string };
+/** The part of an account's range before the exchange's history horizon: not retrievable. */
+export interface BeyondHorizon {
+  account: string;
+  fromMs: number;
+  horizonMs: number;
+}
+
+export type BackfillOutcome =
+  | { complete: true; windows: number; bills: number; unverifiedMilliseconds: number[]; beyondHorizon: BeyondHorizon[] }
+  | { complete: false; reason: string };
+
+/** Per account, the part of its planned range that lies before the history horizon learnt for it. */
+export async function beyondHorizonOf(db: Db, plans: BackfillPlan[], nowMs = Date.now()): Promise<BeyondHorizon[]> {
+  const out: BeyondHorizon[] = [];
+  for (const { account, windows } of plans) {
+    const historyMs = windows.length > 0 ? (await readExchangeFacts(db, account.name))?.historyMs : undefined;
+    if (historyMs == null) continue;
+    const fromMs = windows[0]!.data.fromMs;
+    const horizonMs = Math.min(nowMs - historyMs, windows.at(-1)!.data.toMs + 1);
+    if (fromMs < horizonMs) out.push({ account: account.name, fromMs, horizonMs });
+  }
+  return out;
+}
 
 export async function progressOf(db: Db, plans: BackfillPlan[]) {
   let bills = 0;
@@ -55,7 +78,7 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
       const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate, logger });
       try {
         for (const w of plan.windows) {
-          const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs) });
+          const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs), exchangeLimits: config.exchange.limits });
           unverified.push(...s.unverifiedMilliseconds);
           bills += s.inserted;
           reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
@@ -66,7 +89,7 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
     }
     const p = await progressOf(db, plans);
     reporter.update(p, true);
-    return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: unverified };
+    return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: unverified, beyondHorizon: await beyondHorizonOf(db, plans) };
   } finally {
     await db.$disconnect();
   }

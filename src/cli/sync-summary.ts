@@ -1,6 +1,7 @@
 // Human and JSON summaries of a sync run, and the exit status they imply.
 import type { BillsSyncSummary } from "../streams/bills/index.ts";
 import type { SnapshotsSummary } from "../streams/snapshots/index.ts";
+import { describeExchangeFacts } from "./exchange-facts-text.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 
 export interface RunSummary {
@@ -20,6 +21,15 @@ export function formatRunSummary(r: RunSummary): string {
     );
     if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${isoList(s.unverifiedMilliseconds)}`);
     if (s.unknownBusinessTypes.length) lines.push(`  businessType values not in the spec (stored as sent): ${s.unknownBusinessTypes.join(", ")}`);
+    if (s.historyFromMs !== null) {
+      lines.push(
+        s.historyFromMs > s.toMs
+          ? "  the whole range lies before the exchange's history horizon: none of it is retrievable"
+          : `  bills before ${new Date(s.historyFromMs).toISOString()} are beyond the exchange's history horizon: not retrievable`,
+      );
+    }
+    const facts = describeExchangeFacts(s.exchange);
+    if (facts.length) lines.push(`  the exchange: ${facts.join("; ")}`);
   }
   if (r.snapshots) {
     lines.push(`snapshots for account "${r.account}":`);
@@ -46,7 +56,7 @@ export function assertProven(unverifiedMilliseconds: number[]): void {
   if (unverifiedMilliseconds.length === 0) return;
   throw new CliExit(
     EXIT.unverified,
-    `completeness not provable at ${isoList(unverifiedMilliseconds)}: more same-millisecond bills of one type and coin than a page holds; fetched by every known symbol`,
+    `completeness not provable at ${isoList(unverifiedMilliseconds)}: more same-millisecond bills than a page holds, and the API's filters cannot prove none is missing (one type and coin split by symbol, a businessType outside the spec's list, or a page size not yet settled); fetched as well as the API allows`,
   );
 }
 

@@ -1,9 +1,11 @@
-// Coins and symbols already stored for an account: candidate filter values when a single
+// Coins, symbols and business types already stored for an account: candidate filter values when a single
 // millisecond holds more bills than one page and must be split (streams/bills/millisecond-split.ts).
 import type { Db } from "./prisma.ts";
 
 export interface KnownDimensions {
   coins: string[];
+  /** businessType values stored (the spec's, and any others the exchange sent). */
+  businessTypes: string[];
   /** Symbols per coin. */
   symbolsByCoin: Map<string, string[]>;
 }
@@ -19,5 +21,6 @@ export async function readKnownDimensions(db: Db, accountName: string): Promise<
     list.push(symbol);
     symbolsByCoin.set(coin, list);
   }
-  return { coins: [...symbolsByCoin.keys()], symbolsByCoin };
+  const types = await db.$queryRawUnsafe<Array<{ business_type: string }>>("SELECT DISTINCT business_type FROM bills WHERE account_name = $1", accountName);
+  return { coins: [...symbolsByCoin.keys()], symbolsByCoin, businessTypes: types.map((t) => t.business_type) };
 }

@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { Db } from "../store/prisma.ts";
-import { syncAccountBills } from "../streams/bills/index.ts";
+import { syncAccountBills, type ExchangeLimitsSetting } from "../streams/bills/index.ts";
 import type { CoinContinuity } from "./balance-continuity.ts";
 
 export interface RepairWindow {
@@ -33,7 +33,15 @@ export function repairWindows(continuity: CoinContinuity[]): RepairWindow[] {
   return merged;
 }
 
-export async function repairBreaks(o: { db: Db; client: ExchangeClient; logger: Logger; account: string; continuity: CoinContinuity[]; signal?: AbortSignal }): Promise<RepairResult> {
+export async function repairBreaks(o: {
+  db: Db;
+  client: ExchangeClient;
+  logger: Logger;
+  account: string;
+  continuity: CoinContinuity[];
+  exchangeLimits?: ExchangeLimitsSetting;
+  signal?: AbortSignal;
+}): Promise<RepairResult> {
   const windows = repairWindows(o.continuity);
   const result: RepairResult = { windows, requests: 0, billsFetched: 0, restored: 0, revised: 0 };
   for (const w of windows) {
@@ -48,6 +56,7 @@ export async function repairBreaks(o: { db: Db; client: ExchangeClient; logger: 
       fromMs: w.fromMs,
       untilMs: w.toMs,
       cursorStream: null,
+      ...(o.exchangeLimits ? { exchangeLimits: o.exchangeLimits } : {}),
       signal: o.signal,
     });
     result.requests += s.requests;

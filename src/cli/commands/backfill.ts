@@ -51,6 +51,11 @@ export function registerBackfill(program: Command): void {
         : await (await import("../backfill-queued.ts")).runQueued({ config, logger, databaseUrl, redisUrl: requireRedisUrl(config), plans });
       if (!ok.complete) throw new CliExit(EXIT.failed, ok.reason);
       process.stdout.write(`backfill complete: ${ok.windows} windows, ${ok.bills} bills in range\n`);
+      for (const b of ok.beyondHorizon) {
+        process.stdout.write(
+          `  account ${b.account}: ${new Date(b.fromMs).toISOString()} .. ${new Date(b.horizonMs).toISOString()} lies beyond the exchange's history horizon: those bills are not retrievable\n`,
+        );
+      }
       assertProven(ok.unverifiedMilliseconds);
     });
 }

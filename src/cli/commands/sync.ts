@@ -14,7 +14,7 @@ export function registerSync(program: Command): void {
       const summary = await withSyncContext(async ({ config, logger, signal, db, client }) => {
         const [{ syncAccountBills }, { syncAccountSnapshots }] = await Promise.all([import("../../streams/bills/index.ts"), import("../../streams/snapshots/index.ts")]);
         const run: RunSummary = { account: config.accountName };
-        run.bills = await syncAccountBills({ db, client, logger, accountName: config.accountName, backfillFromMs: config.backfillFromMs, lookbackMs: config.lookbackMs, signal });
+        run.bills = await syncAccountBills({ db, client, logger, accountName: config.accountName, backfillFromMs: config.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, signal });
         if (config.coinIds.length > 0) {
           run.snapshots = await syncAccountSnapshots({ db, client, logger, accountName: config.accountName, coinIds: config.coinIds, retentionDays: config.snapshotRetentionDays, signal });
         }

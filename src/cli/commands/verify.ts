@@ -82,7 +82,7 @@ async function runRepair(config: Config, db: Db, account: string, continuity: Co
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: localWeightGate(config), logger });
   try {
-    return await repairBreaks({ db, client, logger, account, continuity });
+    return await repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits });
   } finally {
     await client.close();
   }

@@ -43,6 +43,7 @@ export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData
       fromMs,
       untilMs: toMs,
       cursorStream: backfillCursorStream(fromMs, toMs),
+      exchangeLimits: ctx.config.exchange.limits,
       signal: lease.signal,
     });
     ctx.metrics.billsWritten(account, s.inserted);

@@ -21,6 +21,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
       accountName: rt.account.name,
       backfillFromMs: rt.account.backfillFromMs,
       lookbackMs: ctx.config.lookbackMs,
+      exchangeLimits: ctx.config.exchange.limits,
       signal: lease.signal,
     });
     ctx.metrics.billsWritten(rt.account.name, s.inserted);

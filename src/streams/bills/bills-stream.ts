@@ -4,11 +4,15 @@
 // batch, so a crash at any point resumes exactly where it stopped.
 import type { Logger } from "pino";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
+import { ExchangeTimeRangeRefusal } from "../../exchange/errors.ts";
+import { NO_FACTS, type ExchangeFacts } from "../../store/exchange-profiles.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
+import { ExchangeProfile } from "./exchange-profile.ts";
 import { fetchWindow } from "./fetch-window.ts";
-import { PageTrust } from "./page-trust.ts";
-import { measureExactBounds, PADDED, type ExactBounds } from "./exact-bounds.ts";
+import { measureExactBounds, PADDED } from "./exact-bounds.ts";
+import { probePageSize, RecentBills, settlePageSize, type CapProof } from "./page-size-probe.ts";
+import { WindowTooWide } from "./window-too-wide.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
 import type { WindowItems } from "./page-items.ts";
 import { WindowPipeline } from "./window-pipeline.ts";
@@ -29,6 +33,8 @@ export interface BillsStreamDeps {
    * gets denser, come back full: requests spent for nothing, which is what the budget counts.
    */
   throttled?: () => boolean;
+  /** What is known of the exchange before the run (default: nothing; learnt as the run goes). */
+  profile?: ExchangeProfile;
   logger: Logger;
   signal?: AbortSignal;
 }
@@ -70,6 +76,13 @@ export interface BillsSyncSummary {
   /** The exchange's hasNextPage was proven not to mean "more bills exist" (page-trust.ts). */
   hasNextPageDistrusted: boolean;
   /**
+   * Where the run's bills begin when the exchange's history horizon cut its range (epoch ms):
+   * earlier bills are not retrievable. null when no horizon cut it.
+   */
+  historyFromMs: number | null;
+  /** What is known of the exchange at the end of the run (exchange-profile.ts). */
+  exchange: ExchangeFacts;
+  /**
    * Time spent waiting for the exchange (request, transfer, parse, validation), seconds, summed
    * over requests: with several in flight at once this exceeds the wall time.
    */
@@ -90,6 +103,11 @@ const MAX_QUEUED_BILLS = 5000;
  * took 2,280 statements before, 728 after; PostgreSQL CPU 19.4 -> 16.7 s.
  */
 const MIN_BATCH_BILLS = 1000;
+/**
+ * A batch short of MIN_BATCH_BILLS is written after this long anyway: over sparse history a run
+ * that fails later must still have moved the cursor past what it proved, not start again.
+ */
+const MAX_BATCH_DELAY_MS = 2_000;
 /** Windows held at most ahead of the commit (memory bound: a window is at most a page or a piece). */
 const MAX_WINDOWS_AHEAD = 64;
 /**
@@ -101,29 +119,94 @@ const MAX_WINDOWS_AHEAD = 64;
 export const HEDGE = { minMs: 100, factor: 4 };
 
 export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promise<BillsSyncSummary> {
-  const summary: BillsSyncSummary = { fromMs: range.fromMs, toMs: range.toMs, windows: 0, requests: 0, splitMilliseconds: 0, unverifiedMilliseconds: [], billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], requestsCalledOff: 0, requestsHedged: 0, hasNextPageDistrusted: false, fetchSeconds: 0, writeSeconds: 0 };
+  const summary: BillsSyncSummary = {
+    fromMs: range.fromMs,
+    toMs: range.toMs,
+    windows: 0,
+    requests: 0,
+    splitMilliseconds: 0,
+    unverifiedMilliseconds: [],
+    billsFetched: 0,
+    inserted: 0,
+    revised: 0,
+    quarantined: 0,
+    unknownBusinessTypes: [],
+    requestsCalledOff: 0,
+    requestsHedged: 0,
+    hasNextPageDistrusted: false,
+    historyFromMs: null,
+    exchange: NO_FACTS,
+    fetchSeconds: 0,
+    writeSeconds: 0,
+  };
   const concurrency = range.concurrency ?? DEFAULT_BILLS_CONCURRENCY;
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
   // Stops the other requests in flight when the run fails (and follows the caller's signal).
   const stop = new AbortController();
   const signal = deps.signal ? AbortSignal.any([deps.signal, stop.signal]) : stop.signal;
   const unknownTypes = new Set<string>();
-  const trust = new PageTrust(({ itemCount, largestBefore }) => {
-    summary.hasNextPageDistrusted = true;
-    deps.logger.warn({ itemCount, largestBefore }, "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone for the rest of this run");
-  });
-  const fetchPage = async (q: BillsQuery, windowSignal?: AbortSignal) => {
-    const s = windowSignal ? AbortSignal.any([signal, windowSignal]) : signal;
+  const profile = deps.profile ?? new ExchangeProfile(range.limit, NO_FACTS);
+  profile.events.onHasNextPageLie = ({ itemCount, largestBefore }) => {
+    deps.logger.warn({ itemCount, largestBefore }, "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone");
+  };
+  profile.events.onFilterOffset = (offsetMs, billId) => {
+    deps.logger.warn({ offsetMs, billId }, "the exchange returned a bill whose time lies outside the range asked: it filters on another time; such bills are kept, and bound inclusivity is no longer relied on");
+  };
+  const sizer = new WindowSizer({ limit: range.limit, initialMs: range.initialWindowMs ?? HOUR, maxMs: Math.min(range.maxWindowMs ?? 7 * 24 * HOUR, profile.limits.maxWindowMs()) });
+
+  /** One request as asked, counted (the checks of range-limits.ts go straight through here). */
+  const send = async (q: BillsQuery, s: AbortSignal) => {
     s.throwIfAborted();
     summary.requests++;
     const started = performance.now();
-    const page = await deps.fetchPage(q, s);
-    summary.fetchSeconds += (performance.now() - started) / 1000;
-    for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
-    trust.observe(page);
-    return page;
+    try {
+      return await deps.fetchPage(q, s);
+    } finally {
+      summary.fetchSeconds += (performance.now() - started) / 1000;
+    }
   };
-  const sizer = new WindowSizer({ limit: range.limit, initialMs: range.initialWindowMs ?? HOUR, maxMs: range.maxWindowMs ?? 7 * 24 * HOUR });
+  // Refusals are learnt from one at a time: those of requests sent together teach the same thing.
+  let learning: Promise<unknown> = Promise.resolve();
+  const learnFrom = (q: BillsQuery, refusal: ExchangeTimeRangeRefusal, s: AbortSignal) => {
+    const next = learning.then(async () => {
+      // Already excluded by what an earlier refusal taught: nothing new to learn.
+      if (profile.limits.tooWide(q) || profile.limits.clip(q, Date.now()) !== q) return;
+      const learnt = await profile.limits.learn(q, refusal, (probe) => send(probe, s));
+      sizer.limitWidth(profile.limits.maxWindowMs());
+      deps.logger.warn(
+        { code: refusal.code, exchangeMessage: refusal.exchangeMessage, maxSpanMs: profile.limits.maxSpanMs, historyMs: profile.limits.historyMs },
+        learnt === "narrower" ? "the exchange refused a time range as too wide: windows are narrowed to its limit" : "the exchange refused a start as too old: bills before its history horizon are not retrievable; starting at the horizon",
+      );
+    });
+    learning = next.catch(() => undefined);
+    return next;
+  };
+  /**
+   * Every query of the run goes through here: clipped to the exchange's history horizon (a range
+   * wholly before it is answered empty without asking), refused locally when wider than the
+   * exchange accepts (WindowTooWide: the caller narrows), and learnt from when refused as a range.
+   */
+  const fetchPage = async (asked: BillsQuery, windowSignal?: AbortSignal): Promise<BillsPage> => {
+    const s = windowSignal ? AbortSignal.any([signal, windowSignal]) : signal;
+    for (;;) {
+      const q = profile.limits.clip(asked, Date.now());
+      if (q !== asked) summary.historyFromMs = Math.max(summary.historyFromMs ?? 0, (profile.limits.retrievableFromMs(Date.now()) ?? 0) + 1);
+      if (q === "beyond") return NOTHING_RETRIEVABLE;
+      if (profile.limits.tooWide(q)) throw new WindowTooWide(profile.limits.maxWindowMs());
+      let page: BillsPage;
+      try {
+        page = await send(q, s);
+      } catch (err) {
+        if (!(err instanceof ExchangeTimeRangeRefusal)) throw err;
+        await learnFrom(q, err, s);
+        continue;
+      }
+      for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
+      profile.observe(page, q);
+      sizer.setPageSize(profile.trust.pageSize);
+      return page;
+    }
+  };
 
   const writer = new WriteBehind(async (windows) => {
     const first = windows[0]!;
@@ -131,7 +214,9 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const started = performance.now();
     const r = await deps.commitWindow({
       cursorMs: last.toMs,
-      bills: windows.flatMap((w) => w.bills),
+      // A bill near a window's edge can be in two windows of a batch (padded queries, or an
+      // exchange filtering on another time): one statement cannot upsert a row twice.
+      bills: [...new Map(windows.flatMap((w) => w.bills).map((b) => [b.billId, b])).values()],
       // One bad item can be in several windows of a batch (an undated one is kept wherever it is
       // listed): one statement cannot upsert its quarantine row twice.
       rejected: [...new Map(windows.flatMap((w) => w.rejected).map((r) => [r.rawText, r])).values()],
@@ -144,23 +229,22 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const window = { from: first.fromMs, to: last.toMs, windows: windows.length };
     if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
     deps.logger.debug({ window, inserted: r.inserted }, "windows committed");
-  }, MAX_QUEUED_BILLS, MIN_BATCH_BILLS);
-  let bounds: Promise<ExactBounds | undefined> | undefined;
-  // Windows are asked for padded until the bounds are measured, exactly after: a padded window
-  // right after a burst would otherwise carry the burst's bills and never come back under the limit.
-  let windowBounds: ExactBounds = PADDED;
+  }, MAX_QUEUED_BILLS, MIN_BATCH_BILLS, MAX_BATCH_DELAY_MS);
+  let bounds: Promise<void> | undefined;
   const splitContext: SplitContext = {
     fetchPage,
-    limit: range.limit,
-    trust,
-    exactBounds: (samples) => {
-      // Measured once per run, on the first full millisecond.
-      bounds ??= measureExactBounds(fetchPage, samples, range.limit).then((b) => {
-        deps.logger.info({ bounds: b ?? "unknown: using padded queries" }, "measured the exchange's time-bound inclusivity");
-        if (b) windowBounds = b;
-        return b;
-      });
-      return bounds;
+    profile,
+    unknownTypes: () => unknownTypes,
+    exactBounds: async (samples) => {
+      // Measured once (per account: it is kept), on the first full millisecond.
+      if (profile.bounds === undefined && profile.filterOffsetMs === 0) {
+        bounds ??= measureExactBounds(fetchPage, samples, profile).then((b) => {
+          deps.logger.info({ bounds: b ?? "unknown: using padded queries" }, "measured the exchange's time-bound inclusivity");
+          profile.bounds = b;
+        });
+        await bounds;
+      }
+      return profile.bounds;
     },
     knownDimensions: async () => {
       await writer.flush(); // what is stored must include every window before this one
@@ -170,31 +254,46 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
 
   // Bill times are at least 1 ms (bill-item.ts refuses others), so a padded query never needs a
   // negative startTime, which an exchange might refuse.
+  const fromMs = Math.max(1, range.fromMs);
   const pipeline = new WindowPipeline({
-    fromMs: Math.max(1, range.fromMs),
+    fromMs,
     toMs: range.toMs,
     concurrency: () => (deps.throttled?.() ? 1 : concurrency),
     maxSlots: MAX_WINDOWS_AHEAD,
     widthMs: () => sizer.widthMs,
-    fetch: (fromMs, toMs, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), fromMs, toMs, range.limit, windowBounds, trust),
+    // Windows are asked for padded until the bounds are measured, exactly after: a padded window
+    // right after a burst would otherwise carry the burst's bills and never come back under the limit.
+    fetch: (from, to, windowSignal) => fetchWindow((q) => fetchPage(q, windowSignal), from, to, profile),
     ...(range.hedge === false ? {} : { hedge: { enabled: () => !deps.throttled?.(), ...(range.hedge ?? HEDGE) } }),
   });
 
-  const commit = async (fromMs: number, toMs: number, items: WindowItems) => {
+  let capProof: CapProof | undefined;
+  const recent = new RecentBills(range.limit);
+  const commit = async (from: number, to: number, items: WindowItems) => {
     const { bills, rejected } = items.result();
     summary.windows++;
     summary.billsFetched += bills.length;
-    for (const r of rejected) deps.logger.warn({ window: { from: fromMs, to: toMs }, reason: r.reason }, "bill quarantined");
-    await writer.push({ fromMs, toMs, bills, rejected });
+    for (const r of rejected) deps.logger.warn({ window: { from, to }, reason: r.reason }, "bill quarantined");
+    await writer.push({ fromMs: from, toMs: to, bills, rejected });
     pipeline.shift();
-    sizer.observe(bills.length + rejected.length, toMs - fromMs + 1);
+    sizer.observe(bills.length + rejected.length, to - from + 1);
+    const ids = bills.map((b) => b.billId);
+    capProof?.windowComplete(from, to, ids);
+    recent.add(from, ids);
   };
 
   try {
+    capProof = await probePageSize(profile, (q) => fetchPage(q), fromMs, range.toMs);
     while (!pipeline.finished) {
       const { fromMs: from, toMs: to, fetched } = await pipeline.head();
       if (fetched.complete) {
         await commit(from, to, fetched.items);
+        continue;
+      }
+      if (fetched.tooWide) {
+        sizer.limitWidth(profile.limits.maxWindowMs());
+        pipeline.retryHead();
+        pipeline.recut(sizer.widthMs);
         continue;
       }
       if (to > from) {
@@ -203,6 +302,13 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         pipeline.retryHead();
         pipeline.recut(sizer.widthMs);
         continue;
+      }
+      if (!profile.trust.pageSizeSettled) {
+        await settlePageSize(profile, (q) => fetchPage(q), from, recent, fetched.firstPage.bills.map((b) => b.billId));
+        if (!profile.isFull(fetched.firstPage)) {
+          await commit(from, to, fetched.items);
+          continue;
+        }
       }
       const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);
       if (outcome !== "not-needed") {
@@ -213,7 +319,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         summary.unverifiedMilliseconds.push(from);
         deps.logger.warn(
           { ms: from, at: new Date(from).toISOString() },
-          "more bills of one businessType and coin in one millisecond than a page holds: fetched by every known symbol, but the API cannot prove none is missing (balance continuity checks would show a gap)",
+          "more bills in one millisecond than a page holds, and the filters the API offers cannot prove none is missing (a coin/symbol split, or a businessType the spec does not list is in play): fetched as well as the API allows (balance continuity checks would show a gap)",
         );
       }
       await commit(from, to, fetched.items);
@@ -227,7 +333,12 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   } finally {
     summary.requestsCalledOff = pipeline.calledOff;
     summary.requestsHedged = pipeline.hedges;
+    summary.hasNextPageDistrusted = profile.trust.hasNextPageDistrusted;
+    summary.exchange = profile.facts();
   }
   summary.unknownBusinessTypes = [...unknownTypes];
   return summary;
 }
+
+/** The answer to a range wholly before the exchange's history horizon: nothing can be there. */
+const NOTHING_RETRIEVABLE: BillsPage = Object.freeze({ itemCount: 0, hasNextPage: false, bills: [], rejected: [], unknownBusinessTypes: [] }) as BillsPage;

@@ -8,3 +8,32 @@ export class UnsplittableMillisecondError extends Error {
     super(`cannot fetch every bill at ${new Date(ms).toISOString()} (${ms} ms): ${detail}; refusing to continue rather than skip bills`);
   }
 }
+
+/** The exchange keeps refusing the time ranges asked (-1170), and no narrower range helps. */
+export class RangeRefusedError extends Error {
+  override name = "RangeRefusedError";
+  constructor(
+    readonly refusal: { code?: string | undefined; exchangeMessage: string },
+    detail: string,
+  ) {
+    super(
+      `the exchange refuses the time ranges asked (code ${refusal.code ?? "none"}: ${JSON.stringify(refusal.exchangeMessage)}): ${detail}; ` +
+        "set EXCHANGE_MAX_SPAN_MS and EXCHANGE_HISTORY_DAYS to the exchange's limits",
+    );
+  }
+}
+
+/** Bills came back far outside the range asked: the exchange does not filter on startTime/endTime. */
+export class TimeFilterIgnoredError extends Error {
+  override name = "TimeFilterIgnoredError";
+  constructor(
+    readonly billId: string,
+    readonly offsetMs: number,
+    range: { startTime: number; endTime: number },
+  ) {
+    super(
+      `the exchange ignores the time filter: bill ${billId} came back ${offsetMs} ms outside the range asked ` +
+        `(startTime ${range.startTime}, endTime ${range.endTime}); no window can be proven complete, so the sync stops rather than guess`,
+    );
+  }
+}

@@ -5,7 +5,8 @@
 // already hold: ask for exactly its millisecond under each hypothesis and see which returns it.
 import type { Bill } from "../../exchange/bill-item.ts";
 import type { BillsQuery } from "../../exchange/bills-endpoint.ts";
-import type { FetchPage } from "./fetch-window.ts";
+import type { ExchangeProfile } from "./exchange-profile.ts";
+import type { FetchPage } from "./fetch-page.ts";
 
 /** How to ask for the closed range [from, to]: startTime = from + start, endTime = to + end. */
 export interface ExactBounds {
@@ -39,18 +40,18 @@ const HYPOTHESES: ExactBounds[] = [
  * is small). Returns undefined when no sample gives a clear answer; callers then fall back to the
  * padded query, which is never incomplete, only less precise.
  */
-export async function measureExactBounds(fetchPage: FetchPage, samples: Bill[], limit: number): Promise<ExactBounds | undefined> {
+export async function measureExactBounds(fetchPage: FetchPage, samples: Bill[], profile: ExchangeProfile): Promise<ExactBounds | undefined> {
   for (const sample of samples.slice(0, 3)) {
     const filters = { businessType: sample.businessType, coin: sample.coin, ...(sample.symbol ? { symbol: sample.symbol } : {}) };
     let inconclusive = false;
     for (const h of HYPOTHESES) {
-      const page = await fetchPage(rangeQuery(sample.cTimeMs, sample.cTimeMs, h, limit, filters));
+      const page = await fetchPage(rangeQuery(sample.cTimeMs, sample.cTimeMs, h, profile.limit, filters));
       if (page.bills.some((b) => b.billId === sample.billId)) {
         // Tighter hypotheses that came back full without the sample prove nothing: try another sample.
         if (inconclusive) break;
         return h;
       }
-      if (page.itemCount >= limit) inconclusive = true;
+      if (profile.isFull(page)) inconclusive = true;
     }
   }
   return undefined;

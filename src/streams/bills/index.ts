@@ -5,14 +5,17 @@ import type { ExchangeClient } from "../../exchange/http-client.ts";
 import { countBills } from "../../store/backfill-progress.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor } from "../../store/cursors.ts";
+import { NO_FACTS, readExchangeFacts, saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
 import { recordRun } from "../../store/sync-runs.ts";
 import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
+import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
 import { widthForDensity } from "./window-sizer.ts";
 
 export { BILLS_STREAM, type BillsSyncSummary } from "./bills-stream.ts";
-export { UnsplittableMillisecondError } from "./errors.ts";
+export { RangeRefusedError, TimeFilterIgnoredError, UnsplittableMillisecondError } from "./errors.ts";
+export type { ExchangeLimitsSetting } from "./exchange-profile.ts";
 
 export interface BillsAccountSync {
   db: Db;
@@ -35,6 +38,8 @@ export interface BillsAccountSync {
    */
   cursorStream?: string | null;
   limit?: number;
+  /** The exchange's limits as the user set them (EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS). */
+  exchangeLimits?: ExchangeLimitsSetting;
   signal?: AbortSignal;
 }
 
@@ -59,6 +64,9 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   const limit = o.limit ?? BILLS_MAX_LIMIT;
   const initialWindowMs = o.cursorStream ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
+  // What earlier runs learnt of the exchange; stored again after this run, even a failed one
+  // (what a refusal taught holds whatever happened next).
+  const profile = new ExchangeProfile(limit, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
   logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
   const summary = await recordRun(
     o.db,
@@ -71,6 +79,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
           commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
           throttled: () => o.client.recentlyThrottled(),
+          profile,
           logger,
           signal: o.signal,
         },
@@ -82,10 +91,25 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
       recordsNew: s.inserted,
       recordsChanged: s.revised,
       quarantined: s.quarantined,
-      detail: { windows: s.windows, splitMilliseconds: s.splitMilliseconds, unverifiedMilliseconds: s.unverifiedMilliseconds, unknownBusinessTypes: s.unknownBusinessTypes },
+      detail: {
+        windows: s.windows,
+        splitMilliseconds: s.splitMilliseconds,
+        unverifiedMilliseconds: s.unverifiedMilliseconds,
+        unknownBusinessTypes: s.unknownBusinessTypes,
+        historyFromMs: s.historyFromMs,
+        exchange: s.exchange,
+      },
     }),
     () => o.signal?.aborted === true,
-  );
+  ).finally(() => saveExchangeFacts(o.db, o.accountName, profile.facts()));
+  if (summary.historyFromMs !== null) {
+    logger.warn(
+      { historyFromMs: summary.historyFromMs, historyFrom: new Date(summary.historyFromMs).toISOString(), askedFrom: new Date(fromMs).toISOString() },
+      summary.historyFromMs > toMs
+        ? "the whole range lies before the exchange's history horizon: none of it is retrievable"
+        : "the exchange keeps history only from historyFrom: earlier bills of this range are not retrievable",
+    );
+  }
   logger.info(summary, "bills sync finished");
   return summary;
 }

@@ -17,8 +17,8 @@ export function sameContent(a: Bill, b: Bill): boolean {
 
 /**
  * Collects the bills of one window [fromMs, toMs] from any number of pages. Items outside the range
- * (we ask a millisecond wider on each side because bound inclusivity is unknown) are dropped.
- * One page that lists a bill id twice with different content is not trusted for that id: every
+ * are kept: a padded query's neighbours (stored again, idempotently) and, on an exchange that
+ * filters on a time of its own, bills that no other window would return. One page that lists a bill id twice with different content is not trusted for that id: every
  * version is quarantined. Across pages the later answer wins (the exchange's newest word).
  */
 export class WindowItems {
@@ -33,26 +33,19 @@ export class WindowItems {
     readonly toMs: number,
   ) {}
 
-  inRange(ms: number): boolean {
-    return ms >= this.fromMs && ms <= this.toMs;
-  }
-
-  /** Adds a page; returns the ids of its in-range bills (for split coverage checks). */
+  /** Adds a page; returns the ids of its bills (for split coverage checks). */
   add(page: BillsPage): Set<string> {
-    for (const r of page.rejected) {
-      if (r.cTimeMs === undefined || this.inRange(r.cTimeMs)) this.rejected.set(r.rawText, r);
-    }
+    for (const r of page.rejected) this.rejected.set(r.rawText, r);
     const inPage = new Map<string, Bill>();
     const conflictsHere = new Set<string>();
     for (const b of page.bills) {
       this.noteDimensions(b);
-      if (!this.inRange(b.cTimeMs)) continue;
       const prev = inPage.get(b.billId);
       if (prev && !sameContent(prev, b)) conflictsHere.add(b.billId);
       inPage.set(b.billId, b);
     }
     for (const b of page.bills) {
-      if (conflictsHere.has(b.billId) && this.inRange(b.cTimeMs)) {
+      if (conflictsHere.has(b.billId)) {
         const rawText = b.rawText ?? JSON.stringify(b.raw);
         this.rejected.set(rawText, { rawText, reason: `bill id ${b.billId} appears twice in one response with different content`, cTimeMs: b.cTimeMs });
       }

@@ -1,9 +1,20 @@
-// What a page's `hasNextPage` is worth on this exchange, learnt over one run. The spec shows the
-// field only in a sample. An honest `true` means the page was cut: it then holds as many items as
-// the exchange serves per page, never fewer than a page it served earlier, and never none. So a
-// `true` on an empty page, or on a page smaller than one already served, proves the field is not
-// telling: from then on, for the rest of the run, a page is full only by its count.
+// What a page proves about the bills it left out, learnt from the pages the exchange serves.
+//
+// Page size: the exchange may serve fewer items than the `limit` asked (a cap), and may leave
+// `hasNextPage` out. Whatever it serves, it serves at least as many items per page as the largest
+// page seen, so a page smaller than that was not cut: it is complete. A page of that size (or of
+// `limit`) may have been cut: it counts as full, and the window is narrowed or split.
+//
+// A page under MIN_PAGE_SIZE items is taken as complete before any larger page is seen: no exchange
+// asked for up to 100 serves fewer (the exchange's newer ledger endpoint defaults to 20), and a
+// one-bill account would otherwise never prove anything.
+//
+// hasNextPage: an honest `true` means the page was cut: it then holds as many items as the
+// exchange serves per page, never fewer than a page it served earlier, and never none. So a `true`
+// on an empty page, or on a page smaller than one already served, proves the field is not telling:
+// from then on a page is full only by its count. `false` is never taken as proof of completeness.
 import type { BillsPage } from "../../exchange/bills-endpoint.ts";
+import type { ExchangeFacts } from "../../store/exchange-profiles.ts";
 
 export interface LyingHasNextPage {
   /** Items on the page that proved it. */
@@ -12,29 +23,72 @@ export interface LyingHasNextPage {
   largestBefore: number;
 }
 
+type Known = Pick<ExchangeFacts, "pageSize" | "pageSizeCapped" | "hasNextPage">;
+
+/** Items per page no exchange plausibly serves fewer of (see the top of this file). */
+export const MIN_PAGE_SIZE = 10;
+
 export class PageTrust {
-  private largest = 0;
-  private distrusted = false;
+  private largest: number;
+  private capped: boolean;
+  private distrusted: boolean;
+  private hasNextSent = false;
+  private hasNextOmitted = false;
 
-  /** `onLie` is told once, at the page that proves the field lies. */
-  constructor(private readonly onLie: (evidence: LyingHasNextPage) => void) {}
+  /** `onLie` is told once, at the page that proves hasNextPage lies. */
+  constructor(
+    private readonly limit: number,
+    known: Known,
+    private readonly onLie: (evidence: LyingHasNextPage) => void,
+  ) {
+    this.largest = Math.min(known.pageSize ?? 0, limit);
+    this.capped = known.pageSizeCapped && this.largest > 0 && this.largest < limit;
+    this.distrusted = known.hasNextPage === "distrusted";
+  }
 
-  /** Every page the exchange serves in the run, as it arrives. */
+  /** Every page the exchange serves, as it arrives. */
   observe(page: BillsPage): void {
+    if (page.hasNextPage === undefined) this.hasNextOmitted = true;
+    else this.hasNextSent = true;
     if (!this.distrusted && page.hasNextPage === true && (page.itemCount === 0 || page.itemCount < this.largest)) {
       this.distrusted = true;
       this.onLie({ itemCount: page.itemCount, largestBefore: this.largest });
     }
-    this.largest = Math.max(this.largest, page.itemCount);
+    this.largest = Math.min(this.limit, Math.max(this.largest, page.itemCount));
+    // An honest "more exist" on a page below the limit: the exchange cuts pages at this size.
+    if (!this.distrusted && page.hasNextPage === true && page.itemCount < this.limit && page.itemCount === this.largest) this.capped = true;
   }
 
-  /** Whether `hasNextPage` has been proven not to mean "more bills exist" in this run. */
+  /** The page could have been cut: the window must be narrowed or split to see what it left out. */
+  isFull(page: BillsPage): boolean {
+    if (page.itemCount === 0) return false;
+    return page.itemCount >= this.pageSize || (page.hasNextPage === true && !this.distrusted);
+  }
+
+  /** Items a page may hold and still be complete only if fewer: the largest served, at least MIN_PAGE_SIZE. */
+  get pageSize(): number {
+    return Math.max(this.largest, Math.min(this.limit, MIN_PAGE_SIZE));
+  }
+
+  /** Whether the page size is known to be at least `limit` or proven to be a cap below it. */
+  get pageSizeSettled(): boolean {
+    return this.largest >= this.limit || this.capped;
+  }
+
+  /** More bills than a page of `pageSize` were proven to exist where one was served: a cap. */
+  markCapped(): void {
+    if (this.largest < this.limit) this.capped = true;
+  }
+
   get hasNextPageDistrusted(): boolean {
     return this.distrusted;
   }
 
-  /** A full page says nothing of what it left out: the window must be narrowed or split. */
-  isFull(page: BillsPage, limit: number): boolean {
-    return page.itemCount >= limit || (page.hasNextPage === true && !this.distrusted);
+  facts(): Known {
+    return {
+      pageSize: this.largest > 0 ? this.largest : null,
+      pageSizeCapped: this.capped,
+      hasNextPage: this.distrusted ? "distrusted" : this.hasNextSent ? "honest" : this.hasNextOmitted ? "absent" : null,
+    };
   }
 }

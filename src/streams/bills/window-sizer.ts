@@ -39,15 +39,36 @@ interface Sample {
 
 export class WindowSizer {
   private width: number;
-  private readonly target: number;
+  /** Bills a full page holds (the limit until the exchange shows a smaller page size). */
+  private pageSize: number;
+  /** Widest window the exchange accepts. */
+  private maxMs: number;
+  private target: number;
   /** The width the density chose last (bursts and narrowed leftovers aside). */
   private densityWidth: number | undefined;
   /** Recent windows, oldest first: what the density estimate pools. */
   private pool: Sample[] = [];
 
   constructor(private readonly opts: WindowSizerOptions) {
+    this.pageSize = opts.limit;
+    this.maxMs = opts.maxMs;
     this.width = clamp(opts.initialMs, 1, opts.maxMs);
     this.target = opts.limit * (opts.targetFill ?? TARGET_FILL);
+  }
+
+  /** The exchange serves at most `n` bills a page (page-trust.ts): windows aim at a fill of that. */
+  setPageSize(n: number): void {
+    if (n === this.pageSize || n < 1) return;
+    this.pageSize = n;
+    this.target = n * (this.opts.targetFill ?? TARGET_FILL);
+  }
+
+  /** The exchange accepts windows of at most `ms` (range-limits.ts). */
+  limitWidth(ms: number): void {
+    if (ms >= this.maxMs) return;
+    this.maxMs = Math.max(1, ms);
+    this.width = Math.min(this.width, this.maxMs);
+    if (this.densityWidth !== undefined) this.densityWidth = Math.min(this.densityWidth, this.maxMs);
   }
 
   get widthMs(): number {
@@ -94,7 +115,7 @@ export class WindowSizer {
     this.width = clamp(width, 1, Math.floor((windowMs * 7) / 8));
     if (n > 0) {
       this.pool = [sample];
-      this.densityWidth = clamp(Math.floor(this.estimate()), 1, this.opts.maxMs);
+      this.densityWidth = clamp(Math.floor(this.estimate()), 1, this.maxMs);
     }
   }
 
@@ -113,7 +134,7 @@ export class WindowSizer {
     // from its width would never get ahead of the lag. After a full page the current width is a
     // narrowed leftover: growth may then go as far as the page's density (densityWidth).
     const grow = Math.max(this.width * 2, this.densityWidth ?? 0);
-    this.width = clamp(Math.floor(clamp(this.estimate(), this.width / 4, grow)), 1, this.opts.maxMs);
+    this.width = clamp(Math.floor(clamp(this.estimate(), this.width / 4, grow)), 1, this.maxMs);
     this.densityWidth = this.width;
   }
 
@@ -125,7 +146,7 @@ export class WindowSizer {
   private add(s: Sample): void {
     const { count, widthMs } = this.pooled();
     const predicted = widthMs === 0 ? 0 : (count * s.widthMs) / widthMs;
-    if (predicted >= this.opts.limit / 4 && (s.count < predicted / 2 || s.count > predicted * 2)) this.pool = [];
+    if (predicted >= this.pageSize / 4 && (s.count < predicted / 2 || s.count > predicted * 2)) this.pool = [];
     this.pool.push(s);
     if (this.pool.length > 64) this.pool = this.pool.slice(-32);
   }
@@ -134,7 +155,7 @@ export class WindowSizer {
   private pooled(): Sample {
     let count = 0;
     let widthMs = 0;
-    for (let i = this.pool.length - 1; i >= 0 && count < POOL_PAGES * this.opts.limit; i--) {
+    for (let i = this.pool.length - 1; i >= 0 && count < POOL_PAGES * this.pageSize; i--) {
       count += this.pool[i]!.count;
       widthMs += this.pool[i]!.widthMs;
     }
@@ -143,7 +164,7 @@ export class WindowSizer {
 
   private estimate(): number {
     const { count, widthMs } = this.pooled();
-    return widthForDensity(count, widthMs, this.opts.limit, this.opts.targetFill);
+    return widthForDensity(count, widthMs, this.pageSize, this.opts.targetFill);
   }
 }
 

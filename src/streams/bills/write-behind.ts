@@ -5,7 +5,7 @@
 // cursor, and the queue is bounded so memory stays flat however far fetching runs ahead.
 //
 // A write may also wait until a batch is worth a statement (minBatchBills, or MAX_BATCH_WINDOWS
-// windows, or the end of the run): each statement has a fixed cost (on this VM ~2.5 ms of
+// windows, or maxDelayMs after the oldest queued window, or the end of the run): each statement has a fixed cost (on this VM ~2.5 ms of
 // PostgreSQL CPU and a ~1.8 ms socket write in the worker), and a backfill job of a few hundred
 // bills paid it three times. The price is resume granularity: a crash redoes at most that many
 // bills, which are fetched again and written idempotently.
@@ -28,6 +28,8 @@ export class WriteBehind {
   private queuedBills = 0;
   private inFlight: Promise<void> | undefined;
   private failure: unknown;
+  /** Forces a short batch out maxDelayMs after it started waiting. */
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly write: WriteBatch,
@@ -35,6 +37,8 @@ export class WriteBehind {
     private readonly maxQueuedBills = 5000,
     /** A write starts once this many bills are queued (or MAX_BATCH_WINDOWS windows, or at flush). */
     private readonly minBatchBills = 0,
+    /** ...or once the oldest queued window has waited this long. */
+    private readonly maxDelayMs = Infinity,
   ) {}
 
   /** Queues a window; waits only when the queue is full. Rethrows an earlier write's failure. */
@@ -59,6 +63,8 @@ export class WriteBehind {
 
   /** Waits for the write in flight to settle, ignoring its outcome (for error paths). */
   async settle(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     while (this.inFlight) await this.inFlight;
   }
 
@@ -66,8 +72,17 @@ export class WriteBehind {
     const worthIt = force || this.queuedBills >= this.minBatchBills || this.queue.length >= MAX_BATCH_WINDOWS;
     if (this.queue.length === 0 || this.failure !== undefined || !worthIt) {
       this.inFlight = undefined;
+      if (this.queue.length > 0 && this.failure === undefined && this.timer === undefined && Number.isFinite(this.maxDelayMs)) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          if (!this.inFlight) this.startNext(true);
+        }, this.maxDelayMs);
+        this.timer.unref();
+      }
       return;
     }
+    clearTimeout(this.timer);
+    this.timer = undefined;
     const batch = this.queue;
     this.queue = [];
     this.queuedBills = 0;

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BillsPage } from "../../../src/exchange/bills-endpoint.ts";
 import { startSandbox, type Ordering } from "../../../src/sandbox/index.ts";
+import { NO_FACTS } from "../../../src/store/exchange-profiles.ts";
 import { PageTrust, type LyingHasNextPage } from "../../../src/streams/bills/page-trust.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
@@ -14,7 +15,7 @@ const page = (itemCount: number, hasNextPage: boolean | undefined): BillsPage =>
 
 function trustAfter(pages: BillsPage[]): { trust: PageTrust; lies: LyingHasNextPage[] } {
   const lies: LyingHasNextPage[] = [];
-  const trust = new PageTrust((e) => lies.push(e));
+  const trust = new PageTrust(100, NO_FACTS, (e) => lies.push(e));
   for (const p of pages) trust.observe(p);
   return { trust, lies };
 }
@@ -23,21 +24,44 @@ describe("PageTrust", () => {
   it("an honest exchange never trips it: full pages say true, others false", () => {
     const { trust, lies } = trustAfter([page(100, true), page(40, false), page(100, true), page(0, false), page(7, false)]);
     expect(lies).toEqual([]);
-    expect(trust.isFull(page(60, true), 100)).toBe(true);
+    expect(trust.isFull(page(60, true))).toBe(true);
+    expect(trust.isFull(page(99, false))).toBe(false);
+    expect(trust.facts()).toEqual({ pageSize: 100, pageSizeCapped: false, hasNextPage: "honest" });
   });
 
   it("nor does an honest exchange that caps its pages below the limit (true only on pages cut at the cap)", () => {
     const { trust, lies } = trustAfter([page(50, true), page(30, false), page(50, true), page(50, true), page(12, false)]);
     expect(lies).toEqual([]);
-    expect(trust.isFull(page(50, true), 100)).toBe(true);
+    expect(trust.isFull(page(50, true))).toBe(true);
+    expect(trust.facts()).toEqual({ pageSize: 50, pageSizeCapped: true, hasNextPage: "honest" });
   });
 
   it("true on a page smaller than one already served proves the field lies: told once, and pages are full by count only", () => {
     const { trust, lies } = trustAfter([page(37, true), page(12, true), page(3, true), page(0, true)]);
     expect(lies).toEqual([{ itemCount: 12, largestBefore: 37 }]);
     expect(trust.hasNextPageDistrusted).toBe(true);
-    expect(trust.isFull(page(99, true), 100)).toBe(false);
-    expect(trust.isFull(page(100, true), 100)).toBe(true);
+    expect(trust.isFull(page(36, true))).toBe(false);
+    expect(trust.isFull(page(37, true))).toBe(true);
+    expect(trust.facts().hasNextPage).toBe("distrusted");
+  });
+
+  it("a page as large as the largest served may have been cut (the exchange may cap pages, hasNextPage left out); a smaller one may not", () => {
+    const { trust } = trustAfter([page(30, undefined), page(50, undefined), page(12, undefined)]);
+    expect(trust.pageSize).toBe(50);
+    expect(trust.isFull(page(50, undefined))).toBe(true);
+    expect(trust.isFull(page(49, undefined))).toBe(false);
+    expect(trust.isFull(page(0, undefined))).toBe(false);
+    expect(trust.pageSizeSettled).toBe(false);
+    trust.markCapped();
+    expect(trust.facts()).toEqual({ pageSize: 50, pageSizeCapped: true, hasNextPage: "absent" });
+    expect(trust.pageSizeSettled).toBe(true);
+  });
+
+  it("starts from what earlier runs learnt", () => {
+    const trust = new PageTrust(100, { ...NO_FACTS, pageSize: 40, pageSizeCapped: true, hasNextPage: "distrusted" }, () => undefined);
+    expect(trust.isFull(page(40, false))).toBe(true);
+    expect(trust.isFull(page(39, true))).toBe(false);
+    expect(trust.pageSizeSettled).toBe(true);
   });
 
   it("true on an empty page proves it at once", () => {

@@ -68,7 +68,7 @@ async function run(
       h.cursors.push(w.cursorMs);
       return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
     },
-    knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]) }),
+    knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]), businessTypes: [] }),
     throttled: opts.throttled,
     logger,
   }).catch((err: unknown) => err);

@@ -12,6 +12,19 @@ function deferred() {
 }
 
 describe("write-behind (group commit)", () => {
+  it("writes a batch short of the minimum once its oldest window has waited maxDelayMs (sparse history still moves the cursor)", async () => {
+    const batches: number[][] = [];
+    const w = new WriteBehind(async (ws) => void batches.push(ws.map((x) => x.fromMs)), 5000, 1000, 50);
+    await w.push(win(0));
+    await w.push(win(10));
+    expect(batches).toEqual([]);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(batches).toEqual([[0, 10]]);
+    await w.push(win(20));
+    await w.flush();
+    expect(batches).toEqual([[0, 10], [20]]);
+  });
+
   it("writes windows in order, batching those queued behind the write in flight", async () => {
     const batches: number[][] = [];
     const gates: ReturnType<typeof deferred>[] = [];
