@@ -3,7 +3,7 @@
 export type CheckStatus = "pass" | "fail" | "inconclusive" | "skipped";
 
 export interface CheckResult {
-  /** balance-continuity | balance-vs-collateral | cum-vs-bills | quarantine | cursor-lag */
+  /** balance-continuity | history-start | balance-vs-collateral | cum-vs-bills | quarantine | cursor-lag */
   check: string;
   /** What was checked: a coin, a stream, the account. */
   subject: string;

@@ -5,6 +5,7 @@ import type { Db } from "../store/prisma.ts";
 import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "./balance-continuity.ts";
 import { checkCollateral } from "./collateral-checks.ts";
+import { checkHistoryStart } from "./history-start.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
 import { checkCursorLag, checkQuarantine } from "./store-checks.ts";
 
@@ -35,6 +36,8 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
   const continuity = await checkBalanceContinuity(db, { account: o.account, fromMs: o.fromMs, toMs: o.toMs, rules: o.rules });
   const checks: CheckResult[] = continuity.map(continuityCheck);
   if (continuity.length === 0) checks.push({ check: "balance-continuity", subject: "account", status: "skipped", summary: "no bills in the range" });
+  // Only a check of the whole history has its beginning in view.
+  if (o.fromMs === undefined) checks.push(...(await checkHistoryStart(db, o.account, Object.fromEntries(continuity.map((c) => [c.coin, c.rule])), o.now ?? Date.now())));
   const collateral = await checkCollateral(db, {
     account: o.account,
     coinNames: o.coinNames,
