@@ -67,6 +67,11 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   // What earlier runs learnt of the exchange; stored again after this run, even a failed one
   // (what a refusal taught holds whatever happened next).
   const profile = new ExchangeProfile(limit, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
+  // The incremental cursor says every bill up to it is stored. Windows are proven on the time the
+  // exchange filters on, which may lie up to filterOffsetMs after a bill's own: the cursor stays
+  // that much behind, so the next run reads that edge again. (A backfill window's bookmark marks
+  // the window's progress, not the books', and is left as is.)
+  const incrementalCursor = (windowEndMs: number) => (cursorStream === BILLS_STREAM ? windowEndMs - profile.filterOffsetMs : windowEndMs);
   logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
   const summary = await recordRun(
     o.db,
@@ -76,7 +81,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
         { fromMs, toMs, limit, ...(initialWindowMs === undefined ? {} : { initialWindowMs }) },
         {
           fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
-          commitWindow: (w) => commitBillsWindow(o.db, { ...w, accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
+          commitWindow: (w) => commitBillsWindow(o.db, { ...w, cursorMs: incrementalCursor(w.cursorMs), accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
           throttled: () => o.client.recentlyThrottled(),
           profile,
