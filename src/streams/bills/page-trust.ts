@@ -30,7 +30,10 @@ export const MIN_PAGE_SIZE = 10;
 
 export class PageTrust {
   private largest: number;
+  /** Proven: more bills existed where a page of `largest` was served (page-size-probe.ts), or stored so. */
   private capped: boolean;
+  /** Said by a hasNextPage: true on a page of `largest`: believed while the field is trusted. */
+  private cappedByHasNext = false;
   private distrusted: boolean;
   private hasNextSent = false;
   private hasNextOmitted = false;
@@ -52,11 +55,17 @@ export class PageTrust {
     else this.hasNextSent = true;
     if (!this.distrusted && page.hasNextPage === true && (page.itemCount === 0 || page.itemCount < this.largest)) {
       this.distrusted = true;
+      this.cappedByHasNext = false;
       this.onLie({ itemCount: page.itemCount, largestBefore: this.largest });
     }
-    this.largest = Math.min(this.limit, Math.max(this.largest, page.itemCount));
+    if (page.itemCount > this.largest) {
+      // A larger page than a supposed cap: there was none at that size.
+      this.capped = false;
+      this.cappedByHasNext = false;
+      this.largest = Math.min(this.limit, page.itemCount);
+    }
     // An honest "more exist" on a page below the limit: the exchange cuts pages at this size.
-    if (!this.distrusted && page.hasNextPage === true && page.itemCount < this.limit && page.itemCount === this.largest) this.capped = true;
+    if (!this.distrusted && page.hasNextPage === true && page.itemCount < this.limit && page.itemCount === this.largest) this.cappedByHasNext = true;
   }
 
   /** The page could have been cut: the window must be narrowed or split to see what it left out. */
@@ -72,7 +81,7 @@ export class PageTrust {
 
   /** Whether the page size is known to be at least `limit` or proven to be a cap below it. */
   get pageSizeSettled(): boolean {
-    return this.largest >= this.limit || this.capped;
+    return this.largest >= this.limit || this.capped || this.cappedByHasNext;
   }
 
   /** More bills than a page of `pageSize` were proven to exist where one was served: a cap. */
@@ -87,7 +96,7 @@ export class PageTrust {
   facts(): Known {
     return {
       pageSize: this.largest > 0 ? this.largest : null,
-      pageSizeCapped: this.capped,
+      pageSizeCapped: this.capped || this.cappedByHasNext,
       hasNextPage: this.distrusted ? "distrusted" : this.hasNextSent ? "honest" : this.hasNextOmitted ? "absent" : null,
     };
   }

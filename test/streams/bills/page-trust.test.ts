@@ -57,6 +57,17 @@ describe("PageTrust", () => {
     expect(trust.pageSizeSettled).toBe(true);
   });
 
+  it("a cap said by hasNextPage is dropped when the field is proven to lie, and any cap when a larger page comes", () => {
+    const { trust } = trustAfter([page(37, true)]);
+    expect(trust.facts().pageSizeCapped).toBe(true);
+    trust.observe(page(5, true));
+    expect(trust.facts()).toMatchObject({ pageSizeCapped: false, hasNextPage: "distrusted" });
+    const proven = trustAfter([page(40, undefined)]).trust;
+    proven.markCapped();
+    proven.observe(page(60, undefined));
+    expect(proven.facts()).toMatchObject({ pageSize: 60, pageSizeCapped: false });
+  });
+
   it("starts from what earlier runs learnt", () => {
     const trust = new PageTrust(100, { ...NO_FACTS, pageSize: 40, pageSizeCapped: true, hasNextPage: "distrusted" }, () => undefined);
     expect(trust.isFull(page(40, false))).toBe(true);
