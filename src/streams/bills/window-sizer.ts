@@ -123,7 +123,9 @@ export class WindowSizer {
   observe(count: number, widthMs: number): void {
     // A single millisecond (typically a burst, narrowed down to) says nothing about the density
     // around it: go back to the width the surrounding windows chose instead of regrowing from 1 ms.
-    if (widthMs === 1 && this.densityWidth !== undefined) {
+    // Unless that width is 1 ms itself (a full page a few ms wide): then regrow from it, or every
+    // window after would be 1 ms forever.
+    if (widthMs === 1 && this.densityWidth !== undefined && this.densityWidth > 1) {
       this.width = this.densityWidth;
       return;
     }

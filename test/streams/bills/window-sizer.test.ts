@@ -84,4 +84,18 @@ describe("window sizer", () => {
     s.observe(150, 1);
     expect(s.widthMs).toBeGreaterThan(1000);
   });
+
+  it("regrows after a burst whose full page was a few milliseconds wide (the surrounding width is then 1 ms), instead of staying at 1 ms", () => {
+    const s = sizer(2000);
+    // A full page, no usable order, over 2 ms: the density says 1 ms holds the target.
+    s.shrink(5000, 2, Array.from({ length: 100 }, (_, i) => 5000 + (i % 2)));
+    expect(s.widthMs).toBe(1);
+    s.observe(100, 1); // the burst's millisecond, split
+    const widths: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      s.observe(0, s.widthMs); // empty milliseconds after it
+      widths.push(s.widthMs);
+    }
+    expect(widths.at(-1)).toBeGreaterThan(1000);
+  });
 });
