@@ -12,6 +12,7 @@ import { ExchangeProfile } from "./exchange-profile.ts";
 import { fetchWindow } from "./fetch-window.ts";
 import { measureExactBounds, PADDED } from "./exact-bounds.ts";
 import { probePageSize, RecentBills, settlePageSize, type CapProof } from "./page-size-probe.ts";
+import { WindowNotConvergingError } from "./errors.ts";
 import { WindowTooWide } from "./window-too-wide.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
 import type { WindowItems } from "./page-items.ts";
@@ -108,6 +109,11 @@ const MIN_BATCH_BILLS = 1000;
  * that fails later must still have moved the cursor past what it proved, not start again.
  */
 const MAX_BATCH_DELAY_MS = 2_000;
+/**
+ * Times the window in front may be narrowed before it is proven: halving a week to one millisecond
+ * takes 30, and the narrowest step the sizer takes (to 7/8) about 150.
+ */
+const MAX_NARROWINGS = 200;
 /** Windows held at most ahead of the commit (memory bound: a window is at most a page or a piece). */
 const MAX_WINDOWS_AHEAD = 64;
 /**
@@ -268,6 +274,13 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   });
 
   let capProof: CapProof | undefined;
+  /** Times the window in front was narrowed since the last commit (MAX_NARROWINGS). */
+  let narrowings = 0;
+  const narrowed = (from: number, to: number, why: string) => {
+    if (++narrowings > MAX_NARROWINGS) {
+      throw new WindowNotConvergingError(from, to, narrowings - 1, `${why}; page size ${profile.trust.pageSize}, window width ${sizer.widthMs} ms, max window ${profile.limits.maxWindowMs()} ms`);
+    }
+  };
   const recent = new RecentBills(range.limit);
   const commit = async (from: number, to: number, items: WindowItems) => {
     const { bills, rejected } = items.result();
@@ -276,6 +289,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     for (const r of rejected) deps.logger.warn({ window: { from, to }, reason: r.reason }, "bill quarantined");
     await writer.push({ fromMs: from, toMs: to, bills, rejected });
     pipeline.shift();
+    narrowings = 0;
     sizer.observe(bills.length + rejected.length, to - from + 1);
     const ids = bills.map((b) => b.billId);
     capProof?.windowComplete(from, to, ids);
@@ -291,12 +305,14 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         continue;
       }
       if (fetched.tooWide) {
+        narrowed(from, to, "wider than the exchange accepts");
         sizer.limitWidth(profile.limits.maxWindowMs());
         pipeline.retryHead();
         pipeline.recut(sizer.widthMs);
         continue;
       }
       if (to > from) {
+        narrowed(from, to, `a full page of ${fetched.firstPage.itemCount}`);
         const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
         sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
         pipeline.retryHead();

@@ -37,3 +37,14 @@ export class TimeFilterIgnoredError extends Error {
     );
   }
 }
+
+/** The window in front was asked again and again without ever being proven: a loop, stopped by name. */
+export class WindowNotConvergingError extends Error {
+  override name = "WindowNotConvergingError";
+  constructor(fromMs: number, toMs: number, attempts: number, detail: string) {
+    super(
+      `the window ${new Date(fromMs).toISOString()} .. ${new Date(toMs).toISOString()} was narrowed ${attempts} times without a page proving it complete (${detail}); ` +
+        "stopping rather than spend the request budget: please report this with the log",
+    );
+  }
+}
