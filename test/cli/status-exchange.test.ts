@@ -5,22 +5,14 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NO_FACTS, saveExchangeFacts } from "../../src/store/exchange-profiles.ts";
 import { runCli, type CliResult } from "../support/cli.ts";
+import { LEARNT_FACTS } from "../support/exchange-facts.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 
 let t: MigratedDb;
 beforeAll(async () => {
   t = await createMigratedDb();
   await t.db.$executeRawUnsafe("INSERT INTO sync_state (account_name, stream, cursor_ms, updated_at) VALUES ('main', 'bills', $1, now())", Date.now() - 60_000);
-  await saveExchangeFacts(t.db, "main", {
-    pageSize: 50,
-    pageSizeCapped: true,
-    maxSpanMs: 172_800_000,
-    historyMs: 90 * 86_400_000,
-    filterOffsetMs: 3_000,
-    startInclusive: true,
-    endInclusive: false,
-    hasNextPage: "distrusted",
-  });
+  await saveExchangeFacts(t.db, "main", LEARNT_FACTS);
   await saveExchangeFacts(t.db, "hedge", NO_FACTS);
 });
 afterAll(async () => {

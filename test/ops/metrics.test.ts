@@ -4,6 +4,7 @@ import { createLogger } from "../../src/log/logger.ts";
 import { startOpsServer, type OpsServer } from "../../src/ops/http-server.ts";
 import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
 import { NO_FACTS } from "../../src/store/exchange-profiles.ts";
+import { LEARNT_FACTS } from "../support/exchange-facts.ts";
 
 interface Sample {
   name: string;
@@ -185,16 +186,7 @@ describe("/metrics", () => {
       return Object.fromEntries(find(samples, "ledger_sync_exchange_fact", { account }).map((s) => [s.labels.fact, s.value]));
     };
 
-    m.exchangeFacts("main", {
-      pageSize: 50,
-      pageSizeCapped: true,
-      maxSpanMs: 172_800_000,
-      historyMs: 90 * 86_400_000,
-      filterOffsetMs: 3_000,
-      startInclusive: true,
-      endInclusive: false,
-      hasNextPage: "honest",
-    });
+    m.exchangeFacts("main", { ...LEARNT_FACTS, hasNextPage: "honest" });
     m.exchangeFacts("other", NO_FACTS);
     expect(await facts("main")).toEqual({
       page_size: 50,

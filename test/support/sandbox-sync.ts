@@ -1,5 +1,5 @@
 // Runs the bills stream against a sandbox exchange and compares the database with its truth.
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import type { Sandbox, SandboxBill } from "../../src/sandbox/index.ts";
 import type { Db } from "../../src/store/prisma.ts";
 import { syncAccountBills, type BillsSyncSummary } from "../../src/streams/bills/index.ts";
@@ -11,6 +11,8 @@ export interface SyncOptions {
   lookbackMs?: number;
   budget?: { ip: number; uid: number; windowMs: number };
   timeoutMs?: number;
+  /** Where the stream logs (default: nowhere). */
+  logger?: Logger;
 }
 
 export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: string, o: SyncOptions = {}): Promise<BillsSyncSummary> {
@@ -20,7 +22,7 @@ export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: str
     return await syncAccountBills({
       db,
       client,
-      logger: pino({ level: "silent" }),
+      logger: o.logger ?? pino({ level: "silent" }),
       accountName,
       backfillFromMs: o.fromMs ?? sandbox.truth()[0]!.cTimeMs,
       lookbackMs: o.lookbackMs ?? 600_000,
