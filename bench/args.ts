@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify"] as const;
+export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify", "exchange-behaviours"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -26,6 +26,8 @@ export interface BenchArgs {
   snapshotRounds: number;
   /** Verify cost: bills of history. */
   verifyBills: number;
+  /** Exchange behaviours: bills of the main history (the span-limit row has its own sparse year). */
+  behaviourBills: number;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
@@ -44,6 +46,7 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   scalingWindowHours: 24,
   snapshotRounds: 200,
   verifyBills: 1_000_000,
+  behaviourBills: 20_000,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -55,6 +58,7 @@ const SMALL: Partial<BenchArgs> = {
   scalingBills: 5000,
   snapshotRounds: 20,
   verifyBills: 50_000,
+  behaviourBills: 3000,
 };
 
 type NumericKey = { [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends number ? K : never }[keyof typeof DEFAULTS];
@@ -72,6 +76,7 @@ const NUMERIC: Record<string, NumericKey> = {
   "--scaling-window-hours": "scalingWindowHours",
   "--snapshot-rounds": "snapshotRounds",
   "--verify-bills": "verifyBills",
+  "--behaviour-bills": "behaviourBills",
 };
 
 const d = DEFAULTS;
@@ -83,6 +88,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   scaling:   --scaling-bills ${d.scalingBills} (per account, 4 accounts) --scaling-processes ${d.scalingProcesses.join(",")} --scaling-window-hours ${d.scalingWindowHours}
   snapshots: --snapshot-rounds ${d.snapshotRounds}
   verify:    --verify-bills ${d.verifyBills}
+  exchange-behaviours: --behaviour-bills ${d.behaviourBills}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 
 function positive(flag: string, text: string | undefined): number {

@@ -8,6 +8,7 @@
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
 import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
+import { BEHAVIOURS_METHOD, behaviourRows, exchangeBehaviours } from "./exchange-behaviours.ts";
 import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
@@ -27,6 +28,11 @@ const RUNNERS: Record<Item, Runner> = {
   scaling: async (a) => ({ title: "5. Scaling", rows: scalingRows(await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours), sizeNote(a.scalingBills, "scalingBills")), method: SCALING_METHOD }),
   snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
   verify: async (a) => ({ title: "Verify", rows: verifyRows(await verifyCost(a.verifyBills), sizeNote(a.verifyBills, "verifyBills")), method: VERIFY_METHOD }),
+  "exchange-behaviours": async (a) => ({
+    title: "Exchange behaviours: requests per behaviour against an honest exchange (issue 14)",
+    rows: behaviourRows(await exchangeBehaviours({ bills: a.behaviourBills }), a.behaviourBills, sizeNote(a.behaviourBills, "behaviourBills")),
+    method: BEHAVIOURS_METHOD,
+  }),
 };
 
 cleanupOnSignals();
