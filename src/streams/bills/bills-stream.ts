@@ -4,7 +4,6 @@
 // batch, so a crash at any point resumes exactly where it stopped.
 import type { Logger } from "pino";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
-import { ExchangeTimeRangeRefusal } from "../../exchange/errors.ts";
 import { NO_FACTS, type ExchangeFacts } from "../../store/exchange-profiles.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
@@ -13,7 +12,7 @@ import { fetchWindow } from "./fetch-window.ts";
 import { measureExactBounds, PADDED } from "./exact-bounds.ts";
 import { probePageSize, RecentBills, settlePageSize, type CapProof } from "./page-size-probe.ts";
 import { WindowNotConvergingError } from "./errors.ts";
-import { WindowTooWide } from "./window-too-wide.ts";
+import { ProfiledFetch } from "./profiled-fetch.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
 import type { WindowItems } from "./page-items.ts";
 import { WindowPipeline } from "./window-pipeline.ts";
@@ -150,7 +149,6 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   // Stops the other requests in flight when the run fails (and follows the caller's signal).
   const stop = new AbortController();
   const signal = deps.signal ? AbortSignal.any([deps.signal, stop.signal]) : stop.signal;
-  const unknownTypes = new Set<string>();
   const profile = deps.profile ?? new ExchangeProfile(range.limit, NO_FACTS);
   profile.events.onHasNextPageLie = ({ itemCount, largestBefore }) => {
     deps.logger.warn({ itemCount, largestBefore }, "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone");
@@ -160,59 +158,15 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   };
   const sizer = new WindowSizer({ limit: range.limit, initialMs: range.initialWindowMs ?? HOUR, maxMs: Math.min(range.maxWindowMs ?? 7 * 24 * HOUR, profile.limits.maxWindowMs()) });
 
-  /** One request as asked, counted (the checks of range-limits.ts go straight through here). */
-  const send = async (q: BillsQuery, s: AbortSignal) => {
-    s.throwIfAborted();
-    summary.requests++;
-    const started = performance.now();
-    try {
-      return await deps.fetchPage(q, s);
-    } finally {
-      summary.fetchSeconds += (performance.now() - started) / 1000;
-    }
-  };
-  // Refusals are learnt from one at a time: those of requests sent together teach the same thing.
-  let learning: Promise<unknown> = Promise.resolve();
-  const learnFrom = (q: BillsQuery, refusal: ExchangeTimeRangeRefusal, s: AbortSignal) => {
-    const next = learning.then(async () => {
-      // Already excluded by what an earlier refusal taught: nothing new to learn.
-      if (profile.limits.tooWide(q) || profile.limits.clip(q, Date.now()) !== q) return;
-      const learnt = await profile.limits.learn(q, refusal, (probe) => send(probe, s));
-      sizer.limitWidth(profile.limits.maxWindowMs());
-      deps.logger.warn(
-        { code: refusal.code, exchangeMessage: refusal.exchangeMessage, maxSpanMs: profile.limits.maxSpanMs, historyMs: profile.limits.historyMs },
-        learnt === "narrower" ? "the exchange refused a time range as too wide: windows are narrowed to its limit" : "the exchange refused a start as too old: bills before its history horizon are not retrievable; starting at the horizon",
-      );
-    });
-    learning = next.catch(() => undefined);
-    return next;
-  };
-  /**
-   * Every query of the run goes through here: clipped to the exchange's history horizon (a range
-   * wholly before it is answered empty without asking), refused locally when wider than the
-   * exchange accepts (WindowTooWide: the caller narrows), and learnt from when refused as a range.
-   */
-  const fetchPage = async (asked: BillsQuery, windowSignal?: AbortSignal): Promise<BillsPage> => {
-    const s = windowSignal ? AbortSignal.any([signal, windowSignal]) : signal;
-    for (;;) {
-      const q = profile.limits.clip(asked, Date.now());
-      if (q !== asked) summary.historyFromMs = Math.max(summary.historyFromMs ?? 0, (profile.limits.retrievableFromMs(Date.now()) ?? 0) + 1);
-      if (q === "beyond") return NOTHING_RETRIEVABLE;
-      if (profile.limits.tooWide(q)) throw new WindowTooWide(profile.limits.maxWindowMs());
-      let page: BillsPage;
-      try {
-        page = await send(q, s);
-      } catch (err) {
-        if (!(err instanceof ExchangeTimeRangeRefusal)) throw err;
-        await learnFrom(q, err, s);
-        continue;
-      }
-      for (const t of page.unknownBusinessTypes) unknownTypes.add(t);
-      profile.observe(page, q);
-      sizer.setPageSize(profile.trust.pageSize);
-      return page;
-    }
-  };
+  const queries = new ProfiledFetch({
+    profile,
+    fetchPage: deps.fetchPage,
+    signal,
+    logger: deps.logger,
+    onLimitsLearnt: () => sizer.limitWidth(profile.limits.maxWindowMs()),
+    onPage: () => sizer.setPageSize(profile.trust.pageSize),
+  });
+  const fetchPage = queries.fetchPage;
 
   const writer = new WriteBehind(async (windows) => {
     const first = windows[0]!;
@@ -240,7 +194,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   const splitContext: SplitContext = {
     fetchPage,
     profile,
-    unknownTypes: () => unknownTypes,
+    unknownTypes: () => queries.unknownTypes,
     exactBounds: async (samples) => {
       // Measured once (per account: it is kept), on the first full millisecond.
       if (profile.bounds === undefined && profile.filterOffsetMs === 0) {
@@ -351,10 +305,10 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     summary.requestsHedged = pipeline.hedges;
     summary.hasNextPageDistrusted = profile.trust.hasNextPageDistrusted;
     summary.exchange = profile.facts();
+    summary.requests = queries.requests;
+    summary.fetchSeconds = queries.fetchSeconds;
+    summary.historyFromMs = queries.historyFromMs;
   }
-  summary.unknownBusinessTypes = [...unknownTypes];
+  summary.unknownBusinessTypes = [...queries.unknownTypes];
   return summary;
 }
-
-/** The answer to a range wholly before the exchange's history horizon: nothing can be there. */
-const NOTHING_RETRIEVABLE: BillsPage = Object.freeze({ itemCount: 0, hasNextPage: false, bills: [], rejected: [], unknownBusinessTypes: [] }) as BillsPage;
