@@ -11,6 +11,7 @@ import { backfillWindowsDone, countBills } from "../store/backfill-progress.ts";
 import { readExchangeFacts } from "../store/exchange-profiles.ts";
 import { createDb, type Db } from "../store/prisma.ts";
 import { syncAccountBills } from "../streams/bills/index.ts";
+import { withAccountRunLock } from "./account-run-lock.ts";
 import { ProgressReporter } from "./progress.ts";
 
 export interface BackfillPlan {
@@ -63,7 +64,7 @@ async function windowsDoneOf(db: Db, plans: BackfillPlan[]): Promise<number> {
 }
 
 /** One window after another in this process; a rerun skips finished windows (their bookmarks). */
-export async function runInline({ config, logger, databaseUrl, plans }: RunArgs): Promise<BackfillOutcome> {
+export async function runInline({ config, logger, databaseUrl, plans, wait }: RunArgs & { wait: boolean }): Promise<BackfillOutcome> {
   const db = createDb(databaseUrl);
   const reporter = new ProgressReporter("backfill (inline)");
   // One gate for every account: they share this process's IP (and, conservatively, one UID budget).
@@ -77,12 +78,26 @@ export async function runInline({ config, logger, databaseUrl, plans }: RunArgs)
     for (const plan of plans) {
       const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate, logger });
       try {
-        for (const w of plan.windows) {
-          const s = await syncAccountBills({ db, client, logger, accountName: plan.account.name, backfillFromMs: w.data.fromMs, lookbackMs: 0, fromMs: w.data.fromMs, untilMs: w.data.toMs, cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs), exchangeLimits: config.exchange.limits });
-          unverified.push(...s.unverifiedMilliseconds);
-          bills += s.inserted;
-          reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
-        }
+        await withAccountRunLock({ databaseUrl, account: plan.account.name, groups: ["bills"], wait, logger }, async (signal) => {
+          for (const w of plan.windows) {
+            const s = await syncAccountBills({
+              db,
+              client,
+              logger,
+              accountName: plan.account.name,
+              backfillFromMs: w.data.fromMs,
+              lookbackMs: 0,
+              fromMs: w.data.fromMs,
+              untilMs: w.data.toMs,
+              cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs),
+              exchangeLimits: config.exchange.limits,
+              signal,
+            });
+            unverified.push(...s.unverifiedMilliseconds);
+            bills += s.inserted;
+            reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
+          }
+        });
       } finally {
         await client.close();
       }

@@ -8,6 +8,8 @@ export const EXIT = {
   quarantined: 3,
   /** The run completed, but a same-millisecond burst could not be proven complete. */
   unverified: 4,
+  /** Another process is writing the same account (without --wait): nothing was done. */
+  busy: 5,
   interrupted: 130,
 } as const;
 

@@ -42,7 +42,7 @@ describe("a queued backfill", () => {
     const to = truth.at(-1)!.cTimeMs;
     const windows = planBackfill("chain", from, to, Math.ceil((to - from + 1) / 6));
     const ctx: WorkerContext = {
-      config: loadConfig({ QUEUE_PREFIX: r.prefix }),
+      config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url }),
       db: t.db,
       redis: r.client,
       accounts: new Map([["chain", { account: { name: "chain", coinIds: [], backfillFromMs: from, credentials: DEFAULT_SANDBOX_CREDENTIALS }, client }]]),

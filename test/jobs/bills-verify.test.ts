@@ -32,7 +32,7 @@ beforeAll(async () => {
   sandbox = await startSandbox({ seed: 23, billCount: 2000, limits: null, accountEvolution: "manual" });
   client = sandboxClient(sandbox);
   metrics = createMetrics({ defaultMetrics: false });
-  const config = loadConfig({ QUEUE_PREFIX: r.prefix, COIN_NAMES: "2=USDT,1=USDC" });
+  const config = loadConfig({ QUEUE_PREFIX: r.prefix, COIN_NAMES: "2=USDT,1=USDC", DATABASE_URL: t.url });
   ctx = {
     config,
     db: t.db,

@@ -21,6 +21,7 @@ interface Options {
   account?: string;
   windowHours: number;
   inline?: boolean;
+  wait?: boolean;
 }
 
 export function registerBackfill(program: Command): void {
@@ -32,6 +33,7 @@ export function registerBackfill(program: Command): void {
     .option("--account <name>", "only this account (default: every configured account)")
     .option("--window-hours <n>", "hours per window job", hours, 24)
     .option("--inline", "run the windows here, one after another, instead of queueing them")
+    .option("--wait", `with --inline: if another process is writing an account's bills, wait for it (default: exit at once with code ${EXIT.busy})`)
     .action(async (o: Options) => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { format: config.logFormat });
@@ -47,7 +49,7 @@ export function registerBackfill(program: Command): void {
       const plans = accounts.map((a) => ({ account: a, windows: planBackfill(a.name, o.from, toMs, o.windowHours * 3_600_000) }));
       // Each way loads only its own modules: the inline run opens no Redis connection or queue.
       const ok = o.inline
-        ? await (await import("../backfill-runner.ts")).runInline({ config, logger, databaseUrl, plans })
+        ? await (await import("../backfill-runner.ts")).runInline({ config, logger, databaseUrl, plans, wait: o.wait === true })
         : await (await import("../backfill-queued.ts")).runQueued({ config, logger, databaseUrl, redisUrl: requireRedisUrl(config), plans });
       if (!ok.complete) throw new CliExit(EXIT.failed, ok.reason);
       process.stdout.write(`backfill complete: ${ok.windows} windows, ${ok.bills} bills in range\n`);

@@ -4,6 +4,7 @@ import type { Db } from "../../store/prisma.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import type { AccountReport } from "../../verify/report.ts";
 import type { RepairResult } from "../../verify/repair.ts";
+import { withAccountRunLock } from "../account-run-lock.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 
 const instant = (flag: string) => (v: string) => {
@@ -18,6 +19,7 @@ interface VerifyFlags {
   to?: number;
   json?: boolean;
   repair?: boolean;
+  wait?: boolean;
 }
 
 type Printed = AccountReport & { repair?: RepairResult & { failuresBefore: number } };
@@ -33,6 +35,7 @@ export function registerVerify(program: Command): void {
     .option("--to <date|ms>", "end of the range checked", instant("--to"))
     .option("--json", "print JSON even on a terminal")
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
+    .option("--wait", `with --repair: if another process is writing the account's bills, wait for it (default: exit at once with code ${EXIT.busy})`)
     .action(async (o: VerifyFlags) => {
       const config = loadConfig();
       if (o.from !== undefined && o.to !== undefined && o.to < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
@@ -55,7 +58,7 @@ export function registerVerify(program: Command): void {
             reports.push(first.report);
             continue;
           }
-          const repair = await runRepair(config, db, account, first.continuity);
+          const repair = await runRepair(config, db, account, first.continuity, o.wait === true);
           const after = await verifyAccount(db, options(account));
           reports.push({ ...after.report, repair: { ...repair, failuresBefore: first.report.failures } });
         }
@@ -68,7 +71,7 @@ export function registerVerify(program: Command): void {
     });
 }
 
-async function runRepair(config: Config, db: Db, account: string, continuity: CoinContinuity[]): Promise<RepairResult> {
+async function runRepair(config: Config, db: Db, account: string, continuity: CoinContinuity[], wait: boolean): Promise<RepairResult> {
   const [{ loadAccounts }, { exchangeClientFromConfig, localWeightGate }, { createLogger }, { repairBreaks }] = await Promise.all([
     import("../../config/accounts.ts"),
     import("../../exchange/client-from-config.ts"),
@@ -82,7 +85,8 @@ async function runRepair(config: Config, db: Db, account: string, continuity: Co
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: localWeightGate(config), logger });
   try {
-    return await repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits });
+    const lock = { databaseUrl: requireDatabaseUrl(config), account, groups: ["bills" as const], wait, logger };
+    return await withAccountRunLock(lock, (signal) => repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits, signal }));
   } finally {
     await client.close();
   }

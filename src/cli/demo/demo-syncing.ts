@@ -30,7 +30,7 @@ interface Parts {
 
 export async function startDemoSyncing(p: Parts): Promise<DemoSyncing> {
   if (!p.redisUrl) {
-    const backfill = await runInline(p);
+    const backfill = await runInline({ ...p, wait: true });
     const inline = startInlineSync(p);
     return { backfill, finish: () => inline.finish(), stop: () => inline.stop() };
   }

@@ -11,7 +11,8 @@ import { DelayedError, Job, type Queue } from "bullmq";
 import { readCursor } from "../../store/cursors.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import { backfillCursorStream, backfillJobId } from "../backfill-plan.ts";
-import { billsLock, type WorkerContext } from "../context.ts";
+import { leaseAccount } from "../account-lease.ts";
+import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
 
@@ -30,7 +31,7 @@ export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData
   };
   // Time order: the previous window must be complete (its bookmark at its end) first.
   if (previous && ((await readCursor(ctx.db, account, backfillCursorStream(previous.fromMs, previous.toMs))) ?? -Infinity) < previous.toMs) return later(PREDECESSOR_WAIT_MS);
-  const lease = await billsLock(ctx, account).tryAcquire(ctx.forceStop);
+  const lease = await leaseAccount(ctx, account, "bills");
   if (!lease) return later(LOCK_WAIT_MS);
   try {
     const s = await syncAccountBills({

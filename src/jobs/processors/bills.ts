@@ -4,15 +4,16 @@ import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
 import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
-import { billsLock, type WorkerContext } from "../context.ts";
+import { leaseAccount } from "../account-lease.ts";
+import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
 export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]>): Promise<Record<string, unknown>> {
   const rt = ctx.accounts.get(job.data.account);
   if (!rt) return { skipped: `account ${job.data.account} is no longer configured` };
-  const lease = await billsLock(ctx, rt.account.name).tryAcquire(ctx.forceStop);
+  const lease = await leaseAccount(ctx, rt.account.name, "bills");
   // Another process is syncing this account's bills: this run has nothing to add.
-  if (!lease) return { skipped: "another job holds this account's bills lock" };
+  if (!lease) return { skipped: "another job or process is writing this account's bills" };
   try {
     const s = await syncAccountBills({
       db: ctx.db,

@@ -1,7 +1,8 @@
 // Scheduled snapshots of one account's coins (SNAPSHOT_INTERVAL_MS).
 import type { Job } from "bullmq";
 import { syncAccountSnapshots } from "../../streams/snapshots/index.ts";
-import { snapshotsLock, type WorkerContext } from "../context.ts";
+import { leaseAccount } from "../account-lease.ts";
+import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
 export async function processSnapshots(ctx: WorkerContext, job: Job<JobData["snapshots"]>): Promise<Record<string, unknown>> {
@@ -9,8 +10,8 @@ export async function processSnapshots(ctx: WorkerContext, job: Job<JobData["sna
   if (!rt) return { skipped: `account ${job.data.account} is no longer configured` };
   if (rt.account.coinIds.length === 0) return { skipped: "account has no coin ids to snapshot" };
   // Two snapshot runs of one account would race on its settings versions: one at a time.
-  const lease = await snapshotsLock(ctx, rt.account.name).tryAcquire(ctx.forceStop);
-  if (!lease) return { skipped: "another job holds this account's snapshots lock" };
+  const lease = await leaseAccount(ctx, rt.account.name, "snapshots");
+  if (!lease) return { skipped: "another job or process is writing this account's snapshots" };
   try {
     const s = await syncAccountSnapshots({
       db: ctx.db,
