@@ -201,7 +201,8 @@ export const envSchema = z.object({
   SYNC_COIN_IDS: coinIds,
   COIN_NAMES: coinNames,
   BACKFILL_FROM: instant(90 * DAY_MS),
-  SYNC_LOOKBACK_MS: nonNegativeInt(600_000),
+  // Below a minute, bills the exchange files a little late are never read again: refused.
+  SYNC_LOOKBACK_MS: wholeNumber(600_000, 60_000),
   RATE_LIMIT_IP_WEIGHT: positiveInt(500),
   RATE_LIMIT_UID_WEIGHT: positiveInt(500),
   RATE_LIMIT_WINDOW_MS: positiveInt(10_000),
