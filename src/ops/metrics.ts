@@ -57,6 +57,8 @@ export interface MetricsOptions {
 
 const API_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_BUCKETS = [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
+/** Seconds: from the usual sync interval up to a day late. */
+const LATENESS_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 21_600, 86_400];
 
 export class Metrics {
   /** Scrape this: `await registry.metrics()`, content type `registry.contentType`. */
@@ -73,6 +75,7 @@ export class Metrics {
   private readonly lastSuccessTimestamp: Gauge<"account" | "stream">;
   private readonly jobFailuresTotal: Counter<"queue" | "job">;
   private readonly jobDuration: Histogram<"queue" | "job" | "outcome">;
+  private readonly billLatenessSeconds: Histogram<"account">;
   private readonly queueJobs: Gauge<"queue" | "state">;
   private readonly quarantinedRecords: Gauge<"account">;
   private readonly verifyFailures: Gauge<"account" | "check">;
@@ -101,6 +104,13 @@ export class Metrics {
     this.syncLagSeconds = new Gauge({ name: `${p}sync_lag_seconds`, help: "How far a stream's cursor is behind now, in seconds.", labelNames: ["account", "stream"], registers });
     this.lastSuccessTimestamp = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: "When a stream last completed a sync successfully (unix seconds).", labelNames: ["account", "stream"], registers });
     this.jobFailuresTotal = new Counter({ name: `${p}job_failures_total`, help: "Jobs that failed (each failed attempt).", labelNames: ["queue", "job"], registers });
+    this.billLatenessSeconds = new Histogram({
+      name: `${p}bill_lateness_seconds`,
+      help: "How long after its creation a bill an incremental sync added was first stored (first_seen_at - created_at). Its high quantiles, less BILLS_INTERVAL_MS, are how late the exchange files bills: SYNC_LOOKBACK_MS must exceed that.",
+      labelNames: ["account"],
+      buckets: LATENESS_BUCKETS,
+      registers,
+    });
     this.jobDuration = new Histogram({ name: `${p}job_duration_seconds`, help: "Duration of job runs, by outcome.", labelNames: ["queue", "job", "outcome"], buckets: JOB_BUCKETS, registers });
     this.queueJobs = new Gauge({ name: `${p}queue_jobs`, help: "Jobs in a queue, by state.", labelNames: ["queue", "state"], registers });
     this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: "Records held in quarantine.", labelNames: ["account"], registers });
@@ -122,6 +132,11 @@ export class Metrics {
   /** New bills inserted (0 is fine: it makes the series exist). */
   billsWritten(account: string, n: number): void {
     this.billsWrittenTotal.inc({ account }, n);
+  }
+
+  /** Lateness (ms) of bills an incremental sync added: bill_lateness_seconds. */
+  billLateness(account: string, latenessMs: number[]): void {
+    for (const ms of latenessMs) this.billLatenessSeconds.observe({ account }, Math.max(0, ms) / 1000);
   }
 
   billRevisions(account: string, n: number): void {

@@ -37,6 +37,8 @@ export interface BillsWindowResult {
   upserted: number;
   /** Quarantine rows added (a bad item seen before only bumps its counter). */
   quarantined: number;
+  /** How long after its creation each new bill was first stored (first_seen_at − created_at, ms). */
+  insertedLatenessMs: number[];
 }
 
 // Content columns: a difference in any of them is a revision. Numerics compare as text so that a
@@ -115,8 +117,11 @@ SELECT
   (SELECT count(*) FROM updated WHERE differs)::int AS revised,
   ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated))::int AS upserted,
   (SELECT count(*) FROM quarantined WHERE inserted)::int AS quarantined,
-  (SELECT count(*) FROM cursor)::int AS cursor_rows
+  (SELECT count(*) FROM cursor)::int AS cursor_rows,
+  (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}') FROM inserted)::text[] AS inserted_lateness_ms
 `;
+
+type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & { cursor_rows: number; inserted_lateness_ms: string[] };
 
 /** The one statement that stores a window, with its parameters (exported for plan tests). */
 export function billsWindowStatement(w: BillsWindowWrite): { text: string; values: unknown[]; cursorStream: string | null } {
@@ -146,11 +151,11 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
   // executions) ran the 50,000-bill ingest benchmark 6x slower (1,718 vs 10,447 bills/s).
   const pool = directPool(db);
   const rows = pool
-    ? (await pool.query<BillsWindowResult & { cursor_rows: number }>(text, values)).rows
-    : await db.$queryRawUnsafe<Array<BillsWindowResult & { cursor_rows: number }>>(text, ...values);
+    ? (await pool.query<ResultRow>(text, values)).rows
+    : await db.$queryRawUnsafe<ResultRow[]>(text, ...values);
   const row = rows[0];
   if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1)) throw new Error("bills window write returned no result");
-  return { inserted: row.inserted, revised: row.revised, upserted: row.upserted, quarantined: row.quarantined };
+  return { inserted: row.inserted, revised: row.revised, upserted: row.upserted, quarantined: row.quarantined, insertedLatenessMs: row.inserted_lateness_ms.map(Number) };
 }
 
 /**

@@ -76,6 +76,7 @@ describe("/metrics", () => {
   it("exposes every series with its labels and values after each method ran once", async () => {
     metrics.billsWritten("main", 7);
     metrics.billRevisions("main", 2);
+    metrics.billLateness("main", [3_000, 240_000]);
     metrics.pagesFetched("main", "bills", 3);
     metrics.apiRequest("/api/v2/mix/account/bill", 200, 0.2);
     metrics.apiRequest("/api/v2/mix/account/bill", "429", 0.03);
@@ -101,6 +102,9 @@ describe("/metrics", () => {
     expect(value(samples, `${p}bills_written_total`, { account: "main" })).toBe(7);
     expect(value(samples, `${p}bill_revisions_total`, { account: "main" })).toBe(2);
     expect(value(samples, `${p}pages_fetched_total`, { account: "main", endpoint: "bills" })).toBe(3);
+    expect(value(samples, `${p}bill_lateness_seconds_count`, { account: "main" })).toBe(2);
+    expect(value(samples, `${p}bill_lateness_seconds_bucket`, { account: "main", le: "5" })).toBe(1);
+    expect(value(samples, `${p}bill_lateness_seconds_bucket`, { account: "main", le: "300" })).toBe(2);
 
     const bill = { endpoint: "/api/v2/mix/account/bill" };
     expect(value(samples, `${p}api_request_duration_seconds_count`, { ...bill, status: "200" })).toBe(1);
@@ -145,6 +149,7 @@ describe("/metrics", () => {
       [`${p}last_success_timestamp_seconds`]: "gauge",
       [`${p}job_failures_total`]: "counter",
       [`${p}job_duration_seconds`]: "histogram",
+      [`${p}bill_lateness_seconds`]: "histogram",
       [`${p}queue_jobs`]: "gauge",
       [`${p}quarantined_records`]: "gauge",
       [`${p}verify_failures`]: "gauge",

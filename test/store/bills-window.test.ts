@@ -32,8 +32,11 @@ const write = (bills: Bill[], cursorMs: number, rejected: { rawText: string; rea
 describe("committing a bills window", () => {
   it("stores every decimal digit for digit, ids above 2^64, times exact, raw as jsonb", async () => {
     const id = "98765432109876543210987654321";
+    const before = Date.now();
     const r = await write([bill(id)], 1700000000200);
-    expect(r).toEqual({ inserted: 1, revised: 0, upserted: 1, quarantined: 0 });
+    expect(r).toEqual({ inserted: 1, revised: 0, upserted: 1, quarantined: 0, insertedLatenessMs: [expect.any(Number)] });
+    // first_seen_at − created_at: stored now, created at 1700000000123.
+    expect(Math.abs(r.insertedLatenessMs[0]! - (before - 1700000000123))).toBeLessThan(5_000);
     const rows = await t.db.$queryRawUnsafe<Record<string, string>[]>(
       "SELECT bill_id, amount::text, balance::text, fill_fee::text, created_at_ms::text, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') AS created_at, raw::text FROM bills WHERE bill_id = $1",
       id,
@@ -54,7 +57,7 @@ describe("committing a bills window", () => {
     const r = await write([bill("5001"), bill("5002")], 1700000000300);
     expect(r.inserted).toBe(2);
     const again = await write([bill("5001"), bill("5002")], 1700000000250);
-    expect(again).toEqual({ inserted: 0, revised: 0, upserted: 2, quarantined: 0 });
+    expect(again).toEqual({ inserted: 0, revised: 0, upserted: 2, quarantined: 0, insertedLatenessMs: [] });
     expect(await readCursor(t.db, "acct", "bills")).toBe(1700000000300);
     expect(await t.db.billRevision.count()).toBe(0);
   });

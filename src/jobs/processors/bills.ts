@@ -23,6 +23,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
       backfillFromMs: rt.account.backfillFromMs,
       lookbackMs: ctx.config.lookbackMs,
       exchangeLimits: ctx.config.exchange.limits,
+      onLateness: (ms) => ctx.metrics.billLateness(rt.account.name, ms),
       signal: lease.signal,
     });
     ctx.metrics.billsWritten(rt.account.name, s.inserted);

@@ -35,6 +35,8 @@ export interface BillsStreamDeps {
   throttled?: () => boolean;
   /** What is known of the exchange before the run (default: nothing; learnt as the run goes). */
   profile?: ExchangeProfile;
+  /** Told, per write, how long after its creation each new bill was first stored (ms). */
+  onInserted?: (latenessMs: number[]) => void;
   logger: Logger;
   signal?: AbortSignal;
 }
@@ -186,6 +188,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     summary.inserted += r.inserted;
     summary.revised += r.revised;
     summary.quarantined += r.quarantined;
+    if (r.insertedLatenessMs.length > 0) deps.onInserted?.(r.insertedLatenessMs);
     const window = { from: first.fromMs, to: last.toMs, windows: windows.length };
     if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
     deps.logger.debug({ window, inserted: r.inserted }, "windows committed");

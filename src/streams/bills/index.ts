@@ -38,6 +38,12 @@ export interface BillsAccountSync {
    */
   cursorStream?: string | null;
   limit?: number;
+  /**
+   * Told how long after its creation each bill an incremental run adds was first stored (ms):
+   * what SYNC_LOOKBACK_MS must cover. Not called on a first run, a backfill or a repair, whose
+   * bills are old by design.
+   */
+  onLateness?: (latenessMs: number[]) => void;
   /** The exchange's limits as the user set them (EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS). */
   exchangeLimits?: ExchangeLimitsSetting;
   signal?: AbortSignal;
@@ -85,6 +91,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
           throttled: () => o.client.recentlyThrottled(),
           profile,
+          ...(o.onLateness && cursorStream === BILLS_STREAM && cursor !== undefined ? { onInserted: o.onLateness } : {}),
           logger,
           signal: o.signal,
         },

@@ -22,7 +22,7 @@ async function run(all: Bill[], behaviour: ModelBehaviour, range: { fromMs: numb
     commitWindow: async (w) => {
       for (const b of w.bills) stored.set(b.billId, b);
       cursors.push(w.cursorMs);
-      return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
+      return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };
     },
     knownDimensions: async () => {
       const src = [...stored.values(), ...known];

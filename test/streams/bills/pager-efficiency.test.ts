@@ -32,7 +32,7 @@ async function requestsFor(all: Bill[], ordering: ModelBehaviour["ordering"], fr
       fetchPage: ex.fetchPage,
       commitWindow: async (w) => {
         for (const b of w.bills) stored.add(b.billId);
-        return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
+        return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };
       },
       knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]), businessTypes: [] }),
       throttled: () => true,

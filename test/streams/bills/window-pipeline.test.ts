@@ -66,7 +66,7 @@ async function run(
     commitWindow: async (w) => {
       for (const b of w.bills) h.stored.set(b.billId, b);
       h.cursors.push(w.cursorMs);
-      return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0 };
+      return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };
     },
     knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]), businessTypes: [] }),
     throttled: opts.throttled,
