@@ -35,6 +35,8 @@ export interface HandlerContext {
   /** Behaviours of real exchanges (behaviours.ts); `filterTimes` only with filterSkewMs > 0. */
   behaviours: Behaviours;
   filterTimes: FilterTimes | null;
+  /** Bill ids not served yet (Sandbox.hideBill): the exchange has them in its ledger, not in queries. */
+  hidden: Set<bigint>;
   onRateLimited(): void;
 }
 
@@ -79,7 +81,9 @@ function bills(ctx: HandlerContext, call: IncomingCall, now: number): Reply {
   if (refused !== null) return errorReply(b.refusalStatus, REFUSAL_CODE, refused);
   const query = b.ignoreTimeFilter ? { ...q.value, startTime: null, endTime: null } : q.value;
   const view = ctx.filterTimes?.view() ?? null;
-  const sel = selectBills(view?.axis ?? ctx.store, view?.indexes ?? ctx.indexes, query, { ...ctx, minTime: horizonMs(b, now) });
+  const hidden = ctx.hidden;
+  const isHidden = hidden.size === 0 ? undefined : (p: number) => hidden.has(ctx.store.ids[view === null ? p : (view.axis.origin[p] as number)] as bigint);
+  const sel = selectBills(view?.axis ?? ctx.store, view?.indexes ?? ctx.indexes, query, { ...ctx, minTime: horizonMs(b, now), isHidden });
   const positions = view === null ? sel.positions : sel.positions.map((j) => view.axis.origin[j] as number);
   const page = shapePage(b, positions, sel.hasNextPage);
   return { status: 200, body: encodeBillsPage(ctx.store, page.positions, page.hasNextPage), contentType: JSON_TYPE };

@@ -87,6 +87,8 @@ export interface SelectOptions {
   shuffleRng: Prng;
   /** Nothing before this time matches (the retention horizon), null for none. */
   minTime?: number | null;
+  /** Positions (of the axis selected on) the exchange does not serve yet (Sandbox.hideBill). */
+  isHidden?: ((position: number) => boolean) | undefined;
 }
 
 export interface Selection {
@@ -173,6 +175,7 @@ export function selectBills(store: BillAxis, indexes: FilterIndexes, q: BillsQue
       : bound(store, idx, q.endTime, o.endInclusive);
   }
   if (hi <= lo) return { positions: [], hasNextPage: false };
+  if (o.isHidden) return selectVisible(lo, hi, at, q.limit, o);
   const count = hi - lo;
   const take = Math.min(q.limit, count);
   const positions: number[] = [];
@@ -183,4 +186,14 @@ export function selectBills(store: BillAxis, indexes: FilterIndexes, q: BillsQue
     if (o.ordering === "newest-shuffled") o.shuffleRng.shuffle(positions);
   }
   return { positions, hasNextPage: count > take };
+}
+
+/** The selection as if hidden bills did not exist: skipped before the limit, not counted. */
+function selectVisible(lo: number, hi: number, at: (j: number) => number, limit: number, o: SelectOptions): Selection {
+  const visible: number[] = [];
+  for (let j = lo; j < hi; j++) if (!o.isHidden!(at(j))) visible.push(at(j));
+  const take = Math.min(limit, visible.length);
+  const positions = o.ordering === "asc" ? visible.slice(0, take) : visible.slice(visible.length - take).reverse();
+  if (o.ordering === "newest-shuffled") o.shuffleRng.shuffle(positions);
+  return { positions, hasNextPage: visible.length > take };
 }

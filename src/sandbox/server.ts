@@ -67,6 +67,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     accounts: new AccountBook({ seed, store, startMs, endMs, evolution: accountEvolution }),
     behaviours,
     filterTimes,
+    hidden: new Set<bigint>(),
     onRateLimited: () => void stats.rateLimited++,
   };
   const stalls = new Set<NodeJS.Timeout>();
@@ -183,6 +184,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return out;
     },
     appendBill: (bill = {}) => appendBill(history, bill, Date.now()),
+    hideBill: (billId) => void ctx.hidden.add(BigInt(billId)),
+    revealBill: (billId) => void ctx.hidden.delete(BigInt(billId)),
     setFaults: (config) => faults.set(config),
     accountState: (coinId) => ctx.accounts.state(coinId),
     mutateAccount: (coinId, change) => ctx.accounts.mutate(coinId, change),

@@ -137,6 +137,10 @@ export interface Sandbox {
   url: string;
   truth(): SandboxBill[];
   appendBill(bill?: Partial<Omit<SandboxBill, "billId" | "balance">>): SandboxBill;
+  /** The bill stays in the ledger (balances after it include it) but no query returns it, as a
+   *  bill the exchange files late: until revealBill. */
+  hideBill(billId: string): void;
+  revealBill(billId: string): void;
   setFaults(faults: FaultConfig): void;
   stats(): SandboxStats;
   resetStats(): void;
