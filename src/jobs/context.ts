@@ -18,6 +18,8 @@ export interface JobMetrics {
   billsWritten(account: string, n: number): void;
   billRevisions(account: string, n: number): void;
   billLateness(account: string, latenessMs: number[]): void;
+  breaksHealed(account: string, n: number): void;
+  breaksOpen(account: string, n: number): void;
   syncLag(account: string, stream: string, seconds: number): void;
   success(account: string, stream: string, at: Date): void;
   quarantined(account: string, n: number): void;

@@ -76,6 +76,8 @@ export class Metrics {
   private readonly jobFailuresTotal: Counter<"queue" | "job">;
   private readonly jobDuration: Histogram<"queue" | "job" | "outcome">;
   private readonly billLatenessSeconds: Histogram<"account">;
+  private readonly breaksHealedTotal: Counter<"account">;
+  private readonly breaksOpenGauge: Gauge<"account">;
   private readonly queueJobs: Gauge<"queue" | "state">;
   private readonly quarantinedRecords: Gauge<"account">;
   private readonly verifyFailures: Gauge<"account" | "check">;
@@ -111,6 +113,8 @@ export class Metrics {
       buckets: LATENESS_BUCKETS,
       registers,
     });
+    this.breaksHealedTotal = new Counter({ name: `${p}breaks_healed_total`, help: "Continuity breaks the worker healed by re-fetching the window around them (a bill filed late).", labelNames: ["account"], registers });
+    this.breaksOpenGauge = new Gauge({ name: `${p}breaks_open`, help: "Continuity breaks still open after the worker's last verify and healing.", labelNames: ["account"], registers });
     this.jobDuration = new Histogram({ name: `${p}job_duration_seconds`, help: "Duration of job runs, by outcome.", labelNames: ["queue", "job", "outcome"], buckets: JOB_BUCKETS, registers });
     this.queueJobs = new Gauge({ name: `${p}queue_jobs`, help: "Jobs in a queue, by state.", labelNames: ["queue", "state"], registers });
     this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: "Records held in quarantine.", labelNames: ["account"], registers });
@@ -137,6 +141,14 @@ export class Metrics {
   /** Lateness (ms) of bills an incremental sync added: bill_lateness_seconds. */
   billLateness(account: string, latenessMs: number[]): void {
     for (const ms of latenessMs) this.billLatenessSeconds.observe({ account }, Math.max(0, ms) / 1000);
+  }
+
+  breaksHealed(account: string, n: number): void {
+    this.breaksHealedTotal.inc({ account }, n);
+  }
+
+  breaksOpen(account: string, n: number): void {
+    this.breaksOpenGauge.set({ account }, n);
   }
 
   billRevisions(account: string, n: number): void {

@@ -3,7 +3,7 @@
 // a bill behind that point moves it back (store/bills-window.ts), and a verify that raced with a
 // write does not advance it (write_seq), so nothing written goes unchecked.
 import type { Db } from "../store/prisma.ts";
-import type { Rule } from "./balance-continuity.ts";
+import type { CoinContinuity, Rule } from "./balance-continuity.ts";
 import type { AccountReport } from "./report.ts";
 import { verifyAccount } from "./verify-account.ts";
 
@@ -26,6 +26,8 @@ export interface IncrementalOutcome {
   advanced: boolean;
   /** Records in quarantine for the account. */
   quarantined: number;
+  /** The continuity check per coin (its breaks: what self-healing re-fetches). */
+  continuity: CoinContinuity[];
 }
 
 interface State {
@@ -85,5 +87,5 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
       JSON.stringify(report),
     );
   }
-  return { report, checkedFromMs: fromMs, nextFromMs: advanced ? nextFromMs : fromMs, advanced, quarantined };
+  return { report, checkedFromMs: fromMs, nextFromMs: advanced ? nextFromMs : fromMs, advanced, quarantined, continuity };
 }

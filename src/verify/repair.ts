@@ -41,8 +41,10 @@ export async function repairBreaks(o: {
   continuity: CoinContinuity[];
   exchangeLimits?: ExchangeLimitsSetting;
   signal?: AbortSignal;
+  /** Only these of the break windows (self-healing leaves out those in backoff); default all. */
+  windows?: RepairWindow[];
 }): Promise<RepairResult> {
-  const windows = repairWindows(o.continuity);
+  const windows = o.windows ?? repairWindows(o.continuity);
   const result: RepairResult = { windows, requests: 0, billsFetched: 0, restored: 0, revised: 0 };
   for (const w of windows) {
     o.logger.info({ account: o.account, fromMs: w.fromMs, toMs: w.toMs }, "repair: re-fetching the window around a break");

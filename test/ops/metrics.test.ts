@@ -77,6 +77,8 @@ describe("/metrics", () => {
     metrics.billsWritten("main", 7);
     metrics.billRevisions("main", 2);
     metrics.billLateness("main", [3_000, 240_000]);
+    metrics.breaksHealed("main", 2);
+    metrics.breaksOpen("main", 1);
     metrics.pagesFetched("main", "bills", 3);
     metrics.apiRequest("/api/v2/mix/account/bill", 200, 0.2);
     metrics.apiRequest("/api/v2/mix/account/bill", "429", 0.03);
@@ -103,6 +105,8 @@ describe("/metrics", () => {
     expect(value(samples, `${p}bill_revisions_total`, { account: "main" })).toBe(2);
     expect(value(samples, `${p}pages_fetched_total`, { account: "main", endpoint: "bills" })).toBe(3);
     expect(value(samples, `${p}bill_lateness_seconds_count`, { account: "main" })).toBe(2);
+    expect(value(samples, `${p}breaks_healed_total`, { account: "main" })).toBe(2);
+    expect(value(samples, `${p}breaks_open`, { account: "main" })).toBe(1);
     expect(value(samples, `${p}bill_lateness_seconds_bucket`, { account: "main", le: "5" })).toBe(1);
     expect(value(samples, `${p}bill_lateness_seconds_bucket`, { account: "main", le: "300" })).toBe(2);
 
@@ -150,6 +154,8 @@ describe("/metrics", () => {
       [`${p}job_failures_total`]: "counter",
       [`${p}job_duration_seconds`]: "histogram",
       [`${p}bill_lateness_seconds`]: "histogram",
+      [`${p}breaks_healed_total`]: "counter",
+      [`${p}breaks_open`]: "gauge",
       [`${p}queue_jobs`]: "gauge",
       [`${p}quarantined_records`]: "gauge",
       [`${p}verify_failures`]: "gauge",

@@ -2,10 +2,12 @@
 import type { Job } from "bullmq";
 import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
+import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
 import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
 import { leaseAccount } from "../account-lease.ts";
-import type { WorkerContext } from "../context.ts";
+import type { AccountRuntime, WorkerContext } from "../context.ts";
+import { healBreaks, settleHealing } from "../self-heal.ts";
 import type { JobData } from "../queues.ts";
 
 export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]>): Promise<Record<string, unknown>> {
@@ -32,7 +34,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.success(rt.account.name, "bills", new Date());
     // The sync stored what it learnt of the exchange; a missing row means nothing is learnt yet.
     ctx.metrics.exchangeFacts(rt.account.name, (await readExchangeFacts(ctx.db, rt.account.name)) ?? NO_FACTS);
-    const verified = await verifyAfterSync(ctx, rt.account.name);
+    const verified = await verifyAndHeal(ctx, rt, lease.signal);
     // The verify counted the quarantine already; count here only when it could not run.
     ctx.metrics.quarantined(rt.account.name, verified.quarantined ?? (await ctx.db.quarantine.count({ where: { accountName: rt.account.name } })));
     return { fromMs: s.fromMs, toMs: s.toMs, requests: s.requests, fetched: s.billsFetched, inserted: s.inserted, revised: s.revised, quarantined: s.quarantined, unverifiedMilliseconds: s.unverifiedMilliseconds, verify: verified };
@@ -42,11 +44,37 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
 }
 
 /**
+ * The verify after the sync; where it finds continuity breaks, the windows around them are
+ * re-fetched (self-heal.ts) and verified again, all under the account's lease.
+ */
+async function verifyAndHeal(ctx: WorkerContext, rt: AccountRuntime, signal: AbortSignal) {
+  const account = rt.account.name;
+  let v = await verifyAfterSync(ctx, account);
+  const breaks = (c: CoinContinuity[]) => c.reduce((n, x) => n + x.breaks.length, 0);
+  if (v.continuity && breaks(v.continuity) > 0) {
+    const attempt = await healBreaks(ctx, rt, v.continuity, signal);
+    if (attempt.windows.length > 0) {
+      v = await verifyAfterSync(ctx, account);
+      const settled = await settleHealing(ctx, account, attempt, v.continuity ?? []);
+      const logger = ctx.logger.child({ account, stream: "heal" });
+      for (const h of settled.healed) logger.info({ window: h.window, billIds: h.billIds, requests: attempt.requests }, "a continuity break healed: the re-fetch brought the bill(s) that fill it");
+      if (settled.open.length > 0) logger.warn({ windows: settled.open }, "continuity breaks still open after re-fetching: the exchange itself shows the gap; tried again after a backoff");
+      ctx.metrics.breaksHealed(account, settled.healed.length);
+    }
+  }
+  if (v.continuity) ctx.metrics.breaksOpen(account, breaks(v.continuity));
+  return v.result;
+}
+
+/**
  * The cheap incremental verify, while the account's bills lock is still held. What it finds is
  * published (metrics, verify_state for `status`), not thrown: a break in the books is not a reason
  * to stop syncing them. A verify that cannot run is logged and retried after the next sync.
  */
-async function verifyAfterSync(ctx: WorkerContext, account: string): Promise<{ ok: boolean; failures?: number; fromMs?: number; quarantined?: number; error?: string }> {
+async function verifyAfterSync(
+  ctx: WorkerContext,
+  account: string,
+): Promise<{ result: { ok: boolean; failures?: number; fromMs?: number; quarantined?: number; error?: string }; continuity?: CoinContinuity[] }> {
   const logger = ctx.logger.child({ account, stream: "verify" });
   try {
     const v = await verifyIncrementally(ctx.db, { account, coinNames: ctx.config.coinNames, lookbackMs: ctx.config.lookbackMs });
@@ -54,9 +82,9 @@ async function verifyAfterSync(ctx: WorkerContext, account: string): Promise<{ o
     const failing = v.report.checks.filter(isFailing);
     if (failing.length > 0) logger.warn({ failures: v.report.failures, checks: failing.map(describeCheck) }, "verify found problems in the stored books");
     else logger.debug({ fromMs: v.checkedFromMs, nextFromMs: v.nextFromMs }, "verify passed");
-    return { ok: v.report.ok, failures: v.report.failures, fromMs: v.checkedFromMs, quarantined: v.quarantined };
+    return { result: { ok: v.report.ok, failures: v.report.failures, fromMs: v.checkedFromMs, quarantined: v.quarantined }, continuity: v.continuity };
   } catch (err) {
     logger.error({ err }, "verify could not run");
-    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    return { result: { ok: false, error: err instanceof Error ? err.message : String(err) } };
   }
 }
