@@ -33,6 +33,8 @@ export interface Config {
   rateLimit: { ipWeight: number; uidWeight: number; windowMs: number };
   backfillFromMs: number;
   lookbackMs: number;
+  /** SYNC_RESWEEP_HOURS in ms; 0: no daily re-sweep. */
+  resweepMs: number;
   /** Days of snapshot history to keep; undefined keeps it forever. */
   snapshotRetentionDays: number | undefined;
   accountsFile: string | undefined;
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { ipWeight: e.RATE_LIMIT_IP_WEIGHT, uidWeight: e.RATE_LIMIT_UID_WEIGHT, windowMs: e.RATE_LIMIT_WINDOW_MS },
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
+    resweepMs: e.SYNC_RESWEEP_HOURS * 3_600_000,
     snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
     accountsFile: e.ACCOUNTS_FILE,
     worker: {

@@ -1,5 +1,6 @@
 // Boot-time reconciliation of job schedulers with the configuration: every configured account
-// has a bills scheduler (and a snapshots one when it has coin ids) at the configured interval;
+// has a bills scheduler (and a snapshots one when it has coin ids) at the configured interval, and
+// a daily re-sweep of its recent bills (low priority, on the bills queue) unless turned off;
 // schedulers of accounts no longer configured are removed. upsertJobScheduler is idempotent, so
 // several workers booting at once converge on the same set.
 import type { AccountConfig } from "../config/accounts.ts";
@@ -8,6 +9,8 @@ import type { Queues } from "./queues.ts";
 export interface SchedulerIntervals {
   billsMs: number;
   snapshotsMs: number;
+  /** How often each account's recent bills are re-swept (undefined: never). */
+  resweepMs?: number;
 }
 
 export interface Reconciliation {
@@ -16,22 +19,33 @@ export interface Reconciliation {
   removed: string[];
 }
 
-const billsId = (account: string) => `bills:${account}`;
-const snapshotsId = (account: string) => `snapshots:${account}`;
+/** BullMQ priority of the re-sweep: after every waiting incremental job (1 is the highest). */
+export const RESWEEP_PRIORITY = 100;
+
+interface Wanted {
+  account: string;
+  every: number;
+  name: "bills" | "snapshots" | "resweep";
+  priority?: number;
+}
 
 export async function reconcileSchedulers(queues: Queues, accounts: AccountConfig[], intervals: SchedulerIntervals): Promise<Reconciliation> {
   const result: Reconciliation = { added: [], updated: [], removed: [] };
-  const plan = [
-    { queue: queues.bills, want: new Map(accounts.map((a) => [billsId(a.name), a.name])), every: intervals.billsMs, name: "bills" as const },
-    { queue: queues.snapshots, want: new Map(accounts.filter((a) => a.coinIds.length > 0).map((a) => [snapshotsId(a.name), a.name])), every: intervals.snapshotsMs, name: "snapshots" as const },
-  ];
-  for (const { queue, want, every, name } of plan) {
+  const bills = new Map<string, Wanted>(accounts.map((a) => [`bills:${a.name}`, { account: a.name, every: intervals.billsMs, name: "bills" }]));
+  if (intervals.resweepMs !== undefined) {
+    for (const a of accounts) bills.set(`resweep:${a.name}`, { account: a.name, every: intervals.resweepMs, name: "resweep", priority: RESWEEP_PRIORITY });
+  }
+  const snapshots = new Map<string, Wanted>(accounts.filter((a) => a.coinIds.length > 0).map((a) => [`snapshots:${a.name}`, { account: a.name, every: intervals.snapshotsMs, name: "snapshots" }]));
+  for (const { queue, want } of [
+    { queue: queues.bills, want: bills },
+    { queue: queues.snapshots, want: snapshots },
+  ]) {
     const existing = new Map((await queue.getJobSchedulers(0, -1)).map((s) => [s.key, s]));
-    for (const [id, account] of want) {
+    for (const [id, w] of want) {
       const current = existing.get(id);
-      if (current && Number(current.every) === every) continue;
-      // Typed per queue; the data is the same shape ({ account }) for both.
-      await (queue as Queues["bills"]).upsertJobScheduler(id, { every }, { name, data: { account } });
+      if (current && Number(current.every) === w.every) continue;
+      // Typed per queue; the data is the same shape ({ account }) for every job.
+      await (queue as Queues["bills"]).upsertJobScheduler(id, { every: w.every }, { name: w.name, data: { account: w.account }, ...(w.priority ? { opts: { priority: w.priority } } : {}) });
       (current ? result.updated : result.added).push(id);
     }
     for (const id of existing.keys()) {

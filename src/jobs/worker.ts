@@ -20,6 +20,7 @@ import { instrument, type Processor } from "./instrument.ts";
 import { launchedThroughNpm, watchParent } from "./parent-watch.ts";
 import { processBackfillWindow } from "./processors/backfill.ts";
 import { processBills } from "./processors/bills.ts";
+import { processResweep } from "./processors/resweep.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
 import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
 import { isRedisUnavailable } from "./redis-errors.ts";
@@ -84,11 +85,16 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
 
   const queues = createQueues(redis, prefix);
   for (const q of Object.values(queues)) q.on("error", onRedisError({ queue: q.name }));
-  const reconciled = await reconcileSchedulers(queues, accounts, { billsMs: config.worker.billsIntervalMs, snapshotsMs: config.worker.snapshotIntervalMs });
+  const reconciled = await reconcileSchedulers(queues, accounts, {
+    billsMs: config.worker.billsIntervalMs,
+    snapshotsMs: config.worker.snapshotIntervalMs,
+    ...(config.resweepMs > 0 ? { resweepMs: 86_400_000 } : {}),
+  });
   logger.info({ accounts: accounts.map((a) => a.name), ...reconciled }, "job schedulers reconciled");
 
   const processors: { [Q in QueueName]: Processor<JobData[Q]> } = {
-    bills: (job) => processBills(ctx, job),
+    // The bills queue also carries each account's daily re-sweep (low priority).
+    bills: (job) => (job.name === "resweep" ? processResweep(ctx, job) : processBills(ctx, job)),
     snapshots: (job) => processSnapshots(ctx, job),
     backfill: (job, token) => processBackfillWindow(ctx, job, token, queues.backfill),
   };

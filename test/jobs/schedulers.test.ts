@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AccountConfig } from "../../src/config/accounts.ts";
 import { closeQueues, createQueues, type Queues } from "../../src/jobs/queues.ts";
-import { reconcileSchedulers } from "../../src/jobs/schedulers.ts";
+import { reconcileSchedulers, RESWEEP_PRIORITY } from "../../src/jobs/schedulers.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
 let r: TestRedis;
@@ -38,6 +38,16 @@ describe("job scheduler reconciliation", () => {
     const r2 = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000 });
     expect(r2).toEqual({ added: [], updated: ["bills:a"], removed: ["bills:b", "snapshots:a"] });
     expect(await schedulers()).toEqual({ bills: [["bills:a", 30_000]], snapshots: [] });
+  });
+
+  it("adds a daily re-sweep per account on the bills queue, at low priority, and removes it when turned off", async () => {
+    const on = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000, resweepMs: 86_400_000 });
+    expect(on).toEqual({ added: ["resweep:a"], updated: [], removed: [] });
+    const resweep = (await queues.bills.getJobSchedulers(0, -1)).find((s) => s.key === "resweep:a")!;
+    expect(resweep).toMatchObject({ name: "resweep", every: 86_400_000 });
+    expect(resweep.template?.opts?.priority).toBe(RESWEEP_PRIORITY);
+    const off = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000 });
+    expect(off).toEqual({ added: [], updated: [], removed: ["resweep:a"] });
   });
 
   it("schedules jobs carrying the account", async () => {

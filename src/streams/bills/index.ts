@@ -37,6 +37,8 @@ export interface BillsAccountSync {
    * null: a repair re-read of [fromMs, untilMs] that moves no bookmark (recorded as "bills-repair").
    */
   cursorStream?: string | null;
+  /** With cursorStream null: the name the run is recorded under in sync_runs (default "bills-repair"). */
+  recordAs?: string;
   limit?: number;
   /**
    * Told how long after its creation each bill an incremental run adds was first stored (ms):
@@ -66,7 +68,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   // A backfill window resumes after what it already committed.
   if (o.cursorStream && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
   const toMs = o.untilMs ?? Date.now();
-  const runStream = cursorStream ?? REPAIR_STREAM;
+  const runStream = cursorStream ?? o.recordAs ?? REPAIR_STREAM;
   const limit = o.limit ?? BILLS_MAX_LIMIT;
   const initialWindowMs = o.cursorStream ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
