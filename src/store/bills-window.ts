@@ -180,7 +180,7 @@ function billsDocument(bills: Bill[]): string {
   );
 }
 
-/** ON CONFLICT cannot touch one row twice in a statement; the stream already resolved conflicts. */
+/** A bill can come twice in a batch (two windows' pages held it): the later answer wins, since ON CONFLICT cannot touch one row twice in a statement. */
 function dedupeById(bills: Bill[]): Bill[] {
   const byId = new Map<string, Bill>();
   for (const b of bills) byId.set(b.billId, b);

@@ -177,8 +177,8 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const r = await deps.commitWindow({
       cursorMs: last.toMs,
       // A bill near a window's edge can be in two windows of a batch (padded queries, or an
-      // exchange filtering on another time): one statement cannot upsert a row twice.
-      bills: [...new Map(windows.flatMap((w) => w.bills).map((b) => [b.billId, b])).values()],
+      // exchange filtering on another time): the write keeps the later one (bills-window.ts).
+      bills: windows.flatMap((w) => w.bills),
       // One bad item can be in several windows of a batch (an undated one is kept wherever it is
       // listed): one statement cannot upsert its quarantine row twice.
       rejected: [...new Map(windows.flatMap((w) => w.rejected).map((r) => [r.rawText, r])).values()],
