@@ -1,6 +1,5 @@
 // Scheduled incremental bills sync of one account (BILLS_INTERVAL_MS).
 import type { Job } from "bullmq";
-import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
@@ -32,8 +31,8 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.billRevisions(rt.account.name, s.revised);
     ctx.metrics.syncLag(rt.account.name, "bills", Math.max(0, (Date.now() - s.toMs) / 1000));
     ctx.metrics.success(rt.account.name, "bills", new Date());
-    // The sync stored what it learnt of the exchange; a missing row means nothing is learnt yet.
-    ctx.metrics.exchangeFacts(rt.account.name, (await readExchangeFacts(ctx.db, rt.account.name)) ?? NO_FACTS);
+    // What the sync learnt of the exchange (and stored) is in its summary.
+    ctx.metrics.exchangeFacts(rt.account.name, s.exchange);
     const verified = await verifyAndHeal(ctx, rt, lease.signal);
     // The verify counted the quarantine already; count here only when it could not run.
     ctx.metrics.quarantined(rt.account.name, verified.quarantined ?? (await ctx.db.quarantine.count({ where: { accountName: rt.account.name } })));

@@ -44,8 +44,9 @@ export class ProfiledFetch {
     const { profile } = this.o;
     const s = windowSignal ? AbortSignal.any([this.o.signal, windowSignal]) : this.o.signal;
     for (;;) {
-      const q = profile.limits.clip(asked, Date.now());
-      if (q !== asked) this.historyFromMs = Math.max(this.historyFromMs ?? 0, (profile.limits.retrievableFromMs(Date.now()) ?? 0) + 1);
+      const now = Date.now();
+      const q = profile.limits.clip(asked, now);
+      if (q !== asked) this.historyFromMs = Math.max(this.historyFromMs ?? 0, (profile.limits.retrievableFromMs(now) ?? 0) + 1);
       if (q === "beyond") return NOTHING_RETRIEVABLE;
       if (profile.limits.tooWide(q)) throw new WindowTooWide(profile.limits.maxWindowMs());
       let page: BillsPage;
