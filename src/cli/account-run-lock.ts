@@ -3,7 +3,7 @@
 // EXIT.busy, or waits with --wait.
 import type { Logger } from "../log/logger.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
-import { AccountBusyError, acquireRunLocks, type RunLock, type RunLockGroup } from "../store/run-lock.ts";
+import { AccountBusyError, acquireRunLocks, INTERRUPTED_RUNS_MESSAGE, type RunLock, type RunLockGroup } from "../store/run-lock.ts";
 
 export interface AccountRunLockOptions {
   databaseUrl: string;
@@ -26,7 +26,7 @@ export async function withAccountRunLock<T>(o: AccountRunLockOptions, body: (sig
     throw err;
   }
   try {
-    if (lock.interruptedRuns > 0) o.logger.info({ account: o.account, runs: lock.interruptedRuns }, "runs of this account whose end was never recorded (their process ended, or lost the database) are marked interrupted");
+    if (lock.interruptedRuns > 0) o.logger.info({ account: o.account, runs: lock.interruptedRuns }, INTERRUPTED_RUNS_MESSAGE);
     return await body(o.signal ? AbortSignal.any([o.signal, lock.signal]) : lock.signal);
   } finally {
     await lock.release();

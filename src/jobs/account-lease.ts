@@ -2,7 +2,7 @@
 // renewal, abort when lost) and the account's PostgreSQL run lock (store/run-lock.ts), which the
 // inline commands take too. So a worker job and `sync --once` never write one account at once.
 import { requireDatabaseUrl } from "../config/index.ts";
-import { AccountBusyError, acquireRunLock, type RunLockGroup } from "../store/run-lock.ts";
+import { AccountBusyError, acquireRunLock, INTERRUPTED_RUNS_MESSAGE, type RunLockGroup } from "../store/run-lock.ts";
 import type { Lease } from "./account-lock.ts";
 import { billsLock, snapshotsLock, type WorkerContext } from "./context.ts";
 
@@ -18,7 +18,7 @@ export async function leaseAccount(ctx: WorkerContext, account: string, group: R
     if (err instanceof AccountBusyError) return undefined;
     throw err;
   }
-  if (runLock.interruptedRuns > 0) ctx.logger.info({ account, group, runs: runLock.interruptedRuns }, "runs of this account whose end was never recorded (their process ended, or lost the database) are marked interrupted");
+  if (runLock.interruptedRuns > 0) ctx.logger.info({ account, group, runs: runLock.interruptedRuns }, INTERRUPTED_RUNS_MESSAGE);
   return {
     signal: AbortSignal.any([lease.signal, runLock.signal]),
     release: async () => {

@@ -19,6 +19,8 @@ export interface Reconciliation {
   removed: string[];
 }
 
+/** The re-sweep runs once a day per account. */
+export const RESWEEP_EVERY_MS = 86_400_000;
 /** BullMQ priority of the re-sweep: after every waiting incremental job (1 is the highest). */
 export const RESWEEP_PRIORITY = 100;
 

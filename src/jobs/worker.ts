@@ -24,7 +24,7 @@ import { processResweep } from "./processors/resweep.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
 import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
 import { isRedisUnavailable } from "./redis-errors.ts";
-import { reconcileSchedulers } from "./schedulers.ts";
+import { reconcileSchedulers, RESWEEP_EVERY_MS } from "./schedulers.ts";
 
 export interface RunningWorker {
   /** Resolves when the worker has shut down (after a signal or stop()). */
@@ -88,7 +88,7 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
   const reconciled = await reconcileSchedulers(queues, accounts, {
     billsMs: config.worker.billsIntervalMs,
     snapshotsMs: config.worker.snapshotIntervalMs,
-    ...(config.resweepMs > 0 ? { resweepMs: 86_400_000 } : {}),
+    ...(config.resweepMs > 0 ? { resweepMs: RESWEEP_EVERY_MS } : {}),
   });
   logger.info({ accounts: accounts.map((a) => a.name), ...reconciled }, "job schedulers reconciled");
 

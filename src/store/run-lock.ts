@@ -14,6 +14,8 @@ export type RunLockGroup = "bills" | "snapshots";
 const GROUP_KEY: Record<RunLockGroup, number> = { bills: 0x4c530001, snapshots: 0x4c530002 };
 /** sync_runs streams each group covers (LIKE patterns). */
 const GROUP_STREAMS: Record<RunLockGroup, string[]> = { bills: ["bills", "bills-%"], snapshots: ["snapshots", "snapshots-%"] };
+/** What a run taking the lock says when it marked runs interrupted (the CLI and the worker log it). */
+export const INTERRUPTED_RUNS_MESSAGE = "runs of this account whose end was never recorded (their process ended, or lost the database) are marked interrupted";
 /** How often a waiting run asks again. */
 const POLL_MS = 500;
 

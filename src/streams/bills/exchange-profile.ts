@@ -8,7 +8,7 @@ import type { ExchangeFacts } from "../../store/exchange-profiles.ts";
 import { TimeFilterIgnoredError } from "./errors.ts";
 import type { ExactBounds } from "./exact-bounds.ts";
 import { PageTrust, type LyingHasNextPage } from "./page-trust.ts";
-import { RangeLimits } from "./range-limits.ts";
+import { daysToMs, RangeLimits } from "./range-limits.ts";
 
 /**
  * A returned bill this far outside the range asked means the exchange does not filter on time.
@@ -44,7 +44,7 @@ export class ExchangeProfile {
     readonly events: ProfileEvents = {},
   ) {
     this.trust = new PageTrust(limit, known, (e) => this.events.onHasNextPageLie?.(e));
-    const setHistory = setting.historyDays === undefined ? null : Math.floor(setting.historyDays * 86_400_000);
+    const setHistory = setting.historyDays === undefined ? null : daysToMs(setting.historyDays);
     this.limits = new RangeLimits(smaller(known.maxSpanMs, setting.maxSpanMs ?? null), smaller(known.historyMs, setHistory));
     this.offsetMs = known.filterOffsetMs;
     if (known.startInclusive !== null && known.endInclusive !== null) this.measured = { start: known.startInclusive ? 0 : -1, end: known.endInclusive ? 0 : 1 };

@@ -13,6 +13,9 @@ import { ExchangeTimeRangeRefusal } from "../../exchange/errors.ts";
 import { RangeRefusedError } from "./errors.ts";
 
 const DAY_MS = 86_400_000;
+
+/** A number of days (the exchange's unit for its limits) in whole milliseconds. */
+export const daysToMs = (days: number): number => Math.floor(days * DAY_MS);
 /**
  * Queries start this much after the computed horizon: the exchange's clock and the time our
  * request takes to reach it would otherwise make a query at the exact horizon "too old".
@@ -67,9 +70,9 @@ export class RangeLimits {
     if (++this.refusals > MAX_REFUSALS) throw new RangeRefusedError(refusal, `${MAX_REFUSALS} time ranges refused in one run`);
     const span = q.endTime - q.startTime;
     const now = Date.now();
-    const statedSpan = refusal.maxSpanDays === undefined ? undefined : Math.floor(refusal.maxSpanDays * DAY_MS);
+    const statedSpan = refusal.maxSpanDays === undefined ? undefined : daysToMs(refusal.maxSpanDays);
     if (statedSpan !== undefined && span > statedSpan && statedSpan < (this.maxSpanMs ?? Infinity)) return this.narrowTo(statedSpan, refusal);
-    const statedHistory = refusal.historyDays === undefined ? undefined : Math.floor(refusal.historyDays * DAY_MS);
+    const statedHistory = refusal.historyDays === undefined ? undefined : daysToMs(refusal.historyDays);
     if (statedHistory !== undefined && q.startTime < now - statedHistory + HORIZON_MARGIN_MS && statedHistory < (this.historyMs ?? Infinity)) {
       this.historyMs = statedHistory;
       return "later";
