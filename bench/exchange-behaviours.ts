@@ -7,12 +7,11 @@
 //   npm run bench -- --only exchange-behaviours --behaviour-bills 20000
 import { pino } from "pino";
 import { BILLS_MAX_LIMIT } from "../src/exchange/bills-endpoint.ts";
-import { ExchangeClient } from "../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type SandboxOptions } from "../src/sandbox/index.ts";
+import { startSandbox, type SandboxOptions } from "../src/sandbox/index.ts";
 import { createDb, type Db } from "../src/store/prisma.ts";
 import { syncAccountBills } from "../src/streams/bills/index.ts";
 import { Cleanup } from "./cleanup.ts";
+import { unbudgetedSandboxClient } from "./sandbox-client.ts";
 import { benchDatabase } from "./postgres.ts";
 import { int, ratio, type Row } from "./report.ts";
 
@@ -134,16 +133,7 @@ async function startAndCount(options: SandboxOptions, fromMs: number): Promise<{
 
 async function syncCost(db: Db, r: Run): Promise<SyncCost> {
   const sandbox = await startSandbox(r.sandbox);
-  const client = new ExchangeClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 10_000,
-    maxAttempts: 3,
-    backoff: { baseMs: 20, maxMs: 500 },
-    gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
-    logger: pino({ level: "silent" }),
-  });
+  const client = unbudgetedSandboxClient(sandbox.url, pino({ level: "silent" }), { baseMs: 20, maxMs: 500 });
   const truth = sandbox.truth();
   const limit = r.limit ?? BILLS_MAX_LIMIT;
   const maxRequests = Math.max(WATCHDOG.minRequests, WATCHDOG.requestsPerPage * Math.ceil(truth.length / limit));

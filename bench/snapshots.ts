@@ -1,12 +1,11 @@
 // Benchmark 2: snapshot cost. Time per snapshot (2 coins, fetch + validate + one transaction each)
 // when nothing changed and when the account evolves, and how much history each kind adds.
 import { pino } from "pino";
-import { ExchangeClient } from "../src/exchange/http-client.ts";
-import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox } from "../src/sandbox/index.ts";
+import { startSandbox } from "../src/sandbox/index.ts";
 import { createDb } from "../src/store/prisma.ts";
 import { syncAccountSnapshots } from "../src/streams/snapshots/index.ts";
 import { Cleanup } from "./cleanup.ts";
+import { unbudgetedSandboxClient } from "./sandbox-client.ts";
 import { benchDatabase } from "./postgres.ts";
 import { int, type Row } from "./report.ts";
 
@@ -29,7 +28,7 @@ export async function snapshotCost(rounds: number): Promise<SnapshotResult> {
     const sandbox = await startSandbox({ billCount: 20_000, limits: null, accountEvolution: "manual", seed: 3 });
     scope.add("close the sandbox", () => sandbox.close());
     const logger = pino({ level: "warn" });
-    const client = new ExchangeClient({ baseUrl: sandbox.url, credentials: DEFAULT_SANDBOX_CREDENTIALS, locale: "en-US", timeoutMs: 10_000, maxAttempts: 3, gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }), logger });
+    const client = unbudgetedSandboxClient(sandbox.url, logger);
     scope.add("close the exchange client", () => client.close());
     const db = createDb(database.url);
     scope.add("disconnect Prisma", () => db.$disconnect());
