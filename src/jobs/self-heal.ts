@@ -34,12 +34,13 @@ const budgetKey = (ctx: WorkerContext, account: string, nowMs: number) => `${ctx
 export async function healBreaks(ctx: WorkerContext, rt: AccountRuntime, continuity: CoinContinuity[], signal: AbortSignal): Promise<HealAttempt> {
   const account = rt.account.name;
   const now = Date.now();
-  const due: RepairWindow[] = [];
-  for (const w of repairWindows(continuity)) {
-    const raw = await ctx.redis.get(windowKey(ctx, account, w));
-    const backoff = raw ? (JSON.parse(raw) as Backoff) : undefined;
-    if (!backoff || backoff.nextAtMs <= now) due.push(w);
-  }
+  const windows = repairWindows(continuity);
+  if (windows.length === 0) return { windows: [], requests: 0, startedAt: new Date() };
+  const backoffs = await ctx.redis.mget(windows.map((w) => windowKey(ctx, account, w)));
+  const due = windows.filter((_, i) => {
+    const raw = backoffs[i];
+    return !raw || (JSON.parse(raw) as Backoff).nextAtMs <= now;
+  });
   const attempt: HealAttempt = { windows: [], requests: 0, startedAt: new Date() };
   const logger = ctx.logger.child({ account, stream: "heal" });
   for (const w of due) {
