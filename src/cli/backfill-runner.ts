@@ -4,7 +4,8 @@
 // bullmq or ioredis (~15 MB resident), which an inline backfill never uses.
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
-import { exchangeClientFromConfig, localWeightGate } from "../exchange/client-from-config.ts";
+import { commandBudgetGates } from "../exchange/budget-gates.ts";
+import { exchangeClientFromConfig } from "../exchange/client-from-config.ts";
 import { backfillCursorStream, type BackfillWindow } from "../jobs/backfill-plan.ts";
 import type { Logger } from "../log/logger.ts";
 import { backfillWindowsDone, countBills } from "../store/backfill-progress.ts";
@@ -67,8 +68,7 @@ async function windowsDoneOf(db: Db, plans: BackfillPlan[]): Promise<number> {
 export async function runInline({ config, logger, databaseUrl, plans, wait }: RunArgs & { wait: boolean }): Promise<BackfillOutcome> {
   const db = createDb(databaseUrl);
   const reporter = new ProgressReporter("backfill (inline)");
-  // One gate for every account: they share this process's IP (and, conservatively, one UID budget).
-  const gate = localWeightGate(config);
+  const gates = await commandBudgetGates(config, logger);
   const unverified: number[] = [];
   const windowsTotal = plans.reduce((n, p) => n + p.windows.length, 0);
   try {
@@ -76,7 +76,7 @@ export async function runInline({ config, logger, databaseUrl, plans, wait }: Ru
     // the whole range again after every window read the backfill's history once per window.
     let bills = (await progressOf(db, plans)).bills;
     for (const plan of plans) {
-      const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate, logger });
+      const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate: gates.forAccount(plan.account.name), logger });
       try {
         await withAccountRunLock({ databaseUrl, account: plan.account.name, groups: ["bills"], wait, logger }, async (signal) => {
           for (const w of plan.windows) {
@@ -106,6 +106,6 @@ export async function runInline({ config, logger, databaseUrl, plans, wait }: Ru
     reporter.update(p, true);
     return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: unverified, beyondHorizon: await beyondHorizonOf(db, plans) };
   } finally {
-    await db.$disconnect();
+    await Promise.allSettled([gates.close(), db.$disconnect()]);
   }
 }

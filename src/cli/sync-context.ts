@@ -14,7 +14,7 @@ export async function withSyncContext<T>(run: (ctx: SyncContext) => Promise<T>):
   const databaseUrl = requireDatabaseUrl(runtime.config);
   // Loaded here, not at startup: `--help` and config errors should not pay for Prisma.
   const [{ createDb }, { createExchangeClient }] = await Promise.all([import("../store/prisma.ts"), import("./exchange-client.ts")]);
-  const client = createExchangeClient(runtime.config, runtime.logger);
+  const client = await createExchangeClient(runtime.config, runtime.logger);
   const db = createDb(databaseUrl);
   try {
     return await run({ ...runtime, db, client });

@@ -263,6 +263,7 @@ export const envSchema = z.object({
     .optional(),
   EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
   EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
+  EXCHANGE_MAX_WAIT_MS: positiveInt(900_000),
   LOG_LEVEL: z
     .string()
     .trim()

@@ -27,6 +27,8 @@ export interface Config {
     credentials: ExchangeCredentials | undefined;
     timeoutMs: number;
     maxAttempts: number;
+    /** EXCHANGE_MAX_WAIT_MS: longest one request is waited on while refused as too many (429). */
+    maxWaitMs: number;
     /** EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS (unset: learnt from the exchange's refusals). */
     limits: { maxSpanMs?: number; historyDays?: number };
   };
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
       timeoutMs: e.EXCHANGE_TIMEOUT_MS,
       maxAttempts: e.EXCHANGE_MAX_ATTEMPTS,
+      maxWaitMs: e.EXCHANGE_MAX_WAIT_MS,
       limits: {
         ...(e.EXCHANGE_MAX_SPAN_MS === undefined ? {} : { maxSpanMs: e.EXCHANGE_MAX_SPAN_MS }),
         ...(e.EXCHANGE_HISTORY_DAYS === undefined ? {} : { historyDays: e.EXCHANGE_HISTORY_DAYS }),

@@ -10,6 +10,7 @@ export interface ClientParts {
   gate: WeightGate;
   logger: Logger;
   onResponse?: ExchangeClientOptions["onResponse"];
+  onClose?: ExchangeClientOptions["onClose"];
 }
 
 export function exchangeClientFromConfig(config: Config, p: ClientParts): ExchangeClient {
@@ -18,6 +19,7 @@ export function exchangeClientFromConfig(config: Config, p: ClientParts): Exchan
     locale: config.exchange.locale,
     timeoutMs: config.exchange.timeoutMs,
     maxAttempts: config.exchange.maxAttempts,
+    maxWaitMs: config.exchange.maxWaitMs,
     ...p,
   });
 }

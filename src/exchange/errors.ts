@@ -44,6 +44,22 @@ export class ExchangeUnavailableError extends Error {
   }
 }
 
+/**
+ * The exchange kept refusing one request as too many requests for longer than EXCHANGE_MAX_WAIT_MS:
+ * other clients on the API key or IP take the whole budget, or the exchange limits us below it.
+ */
+export class ExchangeRateLimitedError extends ExchangeUnavailableError {
+  override name = "ExchangeRateLimitedError";
+  constructor(endpoint: string, attempts: number, lastReason: string, readonly waitedMs: number, readonly maxWaitMs: number) {
+    super(endpoint, attempts, lastReason);
+    this.message =
+      `${endpoint}: the exchange refused the request as too many requests ${attempts} times over ` +
+      `${Math.round(waitedMs / 1000)} s, beyond EXCHANGE_MAX_WAIT_MS=${maxWaitMs}; last refusal: ${lastReason} ` +
+      "(another client on this API key or IP may be spending its weight budget; lower RATE_LIMIT_*_WEIGHT to what is left " +
+      "for ledger-sync, or raise EXCHANGE_MAX_WAIT_MS)";
+  }
+}
+
 /** A response body that is not what the endpoint promises (nothing from it is written). */
 export class MalformedResponseError extends Error {
   override name = "MalformedResponseError";

@@ -3,7 +3,13 @@
 import { Agent, request, type Dispatcher } from "undici";
 import type { Logger } from "pino";
 import type { ExchangeCredentials } from "../config/index.ts";
-import { ExchangeApiError, ExchangeTimeRangeRefusal, ExchangeUnavailableError, MalformedResponseError } from "./errors.ts";
+import {
+  ExchangeApiError,
+  ExchangeRateLimitedError,
+  ExchangeTimeRangeRefusal,
+  ExchangeUnavailableError,
+  MalformedResponseError,
+} from "./errors.ts";
 import { isLosslessNumber, parseLossless, type JsonValue } from "./lossless-json.ts";
 import { decodeResponseText } from "./response-text.ts";
 import { refusalOf } from "./refusals.ts";
@@ -18,10 +24,15 @@ export interface ExchangeClientOptions {
   credentials: ExchangeCredentials;
   locale: string;
   timeoutMs: number;
+  /** Attempts at one request that failed otherwise than by a 429 (those are waited out instead). */
   maxAttempts: number;
+  /** Longest one request keeps being refused as too many requests before the call fails (default 15 min). */
+  maxWaitMs?: number;
   gate: WeightGate;
   logger: Logger;
   backoff?: BackoffOptions;
+  /** Called last by close(), e.g. to close the connection of a shared weight gate. */
+  onClose?: () => Promise<void>;
   /** Told of every HTTP exchange (metrics). */
   onResponse?: (event: { endpoint: string; status: number | "error"; durationMs: number }) => void;
 }
@@ -53,35 +64,52 @@ export interface ResponseInfo {
  */
 const CALLED_OFF_GRACE_MS = 2000;
 
-type Outcome<T> = { ok: true; value: T } | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean };
+type Outcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean; pauseMs?: number };
 
 export class ExchangeClient {
   private readonly dispatcher: Agent;
   private readonly backoff: BackoffOptions;
+  private readonly maxWaitMs: number;
   private lastThrottledAt = -Infinity;
   /** Requests called off while on the wire, still finishing (see attempt). */
   private readonly calledOff = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: ExchangeClientOptions) {
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
+    this.maxWaitMs = opts.maxWaitMs ?? 900_000;
     // Keep-alive: one TLS handshake for a whole backfill instead of one per page.
     this.dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 8 });
   }
 
+  /**
+   * Sends until answered. A 429 is back-pressure, not a failure: the gate has cut its allowance and
+   * paused (weight-gate.ts), and the request waits its turn again, for up to maxWaitMs in all.
+   * Other failures are retried with backoff, maxAttempts in all.
+   */
   async call<T>(c: ApiCall<T>): Promise<T> {
-    let lastReason = "";
-    for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
+    const started = Date.now();
+    let failures = 0;
+    let refusals = 0;
+    for (let attempt = 1; ; attempt++) {
       const outcome = await this.attempt(c);
       if (outcome.ok) return outcome.value;
-      lastReason = outcome.reason;
-      if (attempt === this.opts.maxAttempts) break;
-      const delay = Math.max(outcome.retryAfterMs ?? 0, backoffDelay(attempt, this.backoff));
-      // A 429 means the exchange's count is ahead of ours: nobody in this process sends until it passes.
-      if (outcome.rateLimited) this.opts.gate.pauseUntil(Date.now() + delay);
-      this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs: delay, reason: outcome.reason }, "exchange request failed; retrying");
-      await sleep(delay, c.signal);
+      if (outcome.rateLimited) {
+        refusals++;
+        const waitedMs = Date.now() - started;
+        if (waitedMs + (outcome.pauseMs ?? 0) > this.maxWaitMs) {
+          throw new ExchangeRateLimitedError(c.endpoint, refusals, outcome.reason, waitedMs, this.maxWaitMs);
+        }
+        const delayMs = outcome.pauseMs;
+        this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs, reason: outcome.reason }, "exchange request failed; retrying");
+        continue;
+      }
+      if (++failures >= this.opts.maxAttempts) throw new ExchangeUnavailableError(c.endpoint, failures, outcome.reason);
+      const delayMs = Math.max(outcome.retryAfterMs ?? 0, backoffDelay(failures, this.backoff));
+      this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs, reason: outcome.reason }, "exchange request failed; retrying");
+      await sleep(delayMs, c.signal);
     }
-    throw new ExchangeUnavailableError(c.endpoint, this.opts.maxAttempts, lastReason);
   }
 
   /**
@@ -99,6 +127,7 @@ export class ExchangeClient {
     // Requests called off while on the wire end within CALLED_OFF_GRACE_MS (answered or aborted).
     await Promise.allSettled(this.calledOff);
     await this.dispatcher.close();
+    await this.opts.onClose?.();
   }
 
   /**
@@ -141,6 +170,7 @@ export class ExchangeClient {
     const body = c.body === undefined ? "" : JSON.stringify(c.body);
     const started = performance.now();
     let status: number | "error" = "error";
+    let outcome: Outcome<T> | undefined;
     try {
       // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.
       const timestamp = String(Date.now());
@@ -164,8 +194,9 @@ export class ExchangeClient {
       status = res.statusCode;
       const { text, invalidUtf8 } = decodeResponseText(new Uint8Array(await res.body.arrayBuffer()));
       // Called off meanwhile: nobody reads the result, so it is not parsed.
-      if (c.signal?.aborted) return { ok: false, reason: "called off" };
-      return this.interpret(c, res, text, { invalidUtf8 });
+      outcome = c.signal?.aborted ? { ok: false, reason: "called off" } : this.interpret(c, res, text, { invalidUtf8 });
+      if (!outcome.ok && outcome.rateLimited) outcome = { ...outcome, pauseMs: permit.refused(outcome.retryAfterMs) };
+      return outcome;
     } catch (err) {
       if (err instanceof ExchangeApiError) throw err;
       return { ok: false, reason: describeNetworkError(err, this.opts.timeoutMs) };
@@ -174,6 +205,7 @@ export class ExchangeClient {
       // way, sent just before we gave up: the exchange counts it when it arrives, up to a request
       // timeout from now (the longest we let a request be under way), so its charge stays in flight
       // that long. Settled now, it would leave our window before the exchange's (weight-gate.ts).
+      // A refused one was settled by refused() above.
       permit.settle(status === "error" ? this.opts.timeoutMs : 0);
       this.opts.onResponse?.({ endpoint: c.endpoint, status, durationMs: performance.now() - started });
     }

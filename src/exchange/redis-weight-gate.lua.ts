@@ -19,15 +19,53 @@ local function store_sum(zkey, skey, sum)
   elseif p == -1 then redis.call('SET', skey, string.format('%.17g', sum))
   else redis.call('SET', skey, string.format('%.17g', sum), 'PX', p) end
 end
+-- A budget's weight charged inside the window at \`now\`, its expired charges dropped, and whether
+-- the stored running sum no longer says it. A check costs the charges expired since the last one,
+-- not the whole window (thousands of charges under a large budget made every check a full scan).
+local function current_sum(zkey, skey, now, window)
+  local cutoff = fmt(now - window)
+  local stored = redis.call('GET', skey)
+  local sum = 0
+  local stale = false
+  if stored then
+    sum = tonumber(stored)
+    local expired = redis.call('ZRANGEBYSCORE', zkey, '-inf', cutoff)
+    if #expired > 0 then
+      for _, m in ipairs(expired) do sum = sum - weight(m) end
+      redis.call('ZREMRANGEBYSCORE', zkey, '-inf', cutoff)
+      stale = true
+    end
+  else
+    -- No running sum yet (an idle budget, or charges written before it existed): count once.
+    redis.call('ZREMRANGEBYSCORE', zkey, '-inf', cutoff)
+    for _, m in ipairs(redis.call('ZRANGE', zkey, 0, -1)) do sum = sum + weight(m) end
+    stale = sum > 0
+  end
+  if sum < 0 or (sum > 0 and redis.call('ZCARD', zkey) == 0) then
+    sum = 0
+    stale = true
+  end
+  return sum, stale
+end
+-- A budget's allowance (allowance.ts), stored in hash "<K>:allow": v value, t threshold, c last
+-- cut (µs). Absent: the configured budget, never cut.
+local function allowance(akey, limit)
+  local a = redis.call('HMGET', akey, 'v', 't', 'c')
+  local v = tonumber(a[1]) or limit
+  if v > limit then v = limit end
+  return v, tonumber(a[2]) or limit, tonumber(a[3]) or -1
+end
+local function num(x) return string.format('%.17g', x) end
 `;
 
 /**
  * Check-and-charge both budgets atomically, or report how long to wait; mode "peek" only reports.
  *
- * KEYS: 1 ip zset, 2 uid zset, 3 ip pause, 4 uid pause, 5 ip sum, 6 uid sum
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip pause, 4 uid pause, 5 ip sum, 6 uid sum, 7 ip allow, 8 uid allow
  * ARGV: 1 mode ("charge" | "peek"), 2 windowMs, 3 maxInFlightMs, 4 ip limit, 5 uid limit,
  *       6 ip member, 7 uid member (each "<id>:<weight>"), 8 ip cost, 9 uid cost, 10 key TTL ms
- * Returns: { granted 0|1, wait ms (integer, 0 when granted), used ip, used uid, now µs }
+ * Returns: { granted 0|1, wait ms (integer, 0 when granted), used ip, used uid, now µs,
+ *   allowance ip, allowance uid }
  *   "used" includes the new charge when granted. The wait is exact when the budget frees up by
  *   settled charges expiring or the pause ending; when it needs an in-flight charge it is the lower
  *   bound windowMs (that charge, settled at the earliest right now, still counts for a window).
@@ -49,33 +87,15 @@ end
 
 local used = { 0, 0 }
 local stale = { false, false } -- the stored sum no longer says used[i]
+local allowances = { 0, 0 }
 for i = 1, 2 do
-  -- A charge counts while at + window > now. The used weight is a running sum, so a check costs
-  -- the charges that expired since the last one, not the whole window (thousands of charges under
-  -- a large budget made every check a full scan).
-  local cutoff = fmt(now - window)
-  local stored = redis.call('GET', KEYS[i + 4])
-  local sum = 0
-  if stored then
-    sum = tonumber(stored)
-    local expired = redis.call('ZRANGEBYSCORE', KEYS[i], '-inf', cutoff)
-    if #expired > 0 then
-      for _, m in ipairs(expired) do sum = sum - weight(m) end
-      redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
-      stale[i] = true
-    end
-  else
-    -- No running sum yet (an idle budget, or charges written before it existed): count once.
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', cutoff)
-    for _, m in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do sum = sum + weight(m) end
-    stale[i] = sum > 0
-  end
-  if sum < 0 or (sum > 0 and redis.call('ZCARD', KEYS[i]) == 0) then
-    sum = 0
-    stale[i] = true
-  end
-  used[i] = sum
-  local need = sum + costs[i] - limits[i]
+  -- A charge counts while at + window > now. A request must fit the budget's allowance (a
+  -- request heavier than it still goes alone, or it would never go).
+  used[i], stale[i] = current_sum(KEYS[i], KEYS[i + 4], now, window)
+  allowances[i] = allowance(KEYS[i + 6], limits[i])
+  local allowed = allowances[i]
+  if allowed < costs[i] then allowed = costs[i] end
+  local need = used[i] + costs[i] - allowed
   if charge and need > 0 then
     -- Over budget (then the window holds at most a budget's worth of charges): free charges in
     -- expiry order (ascending score) until the cost fits.
@@ -99,7 +119,7 @@ end
 if not charge or wait > 0 then
   -- A waiter polls while the budget is full: write the sum only when this check changed it.
   for i = 1, 2 do if stale[i] then store_sum(KEYS[i], KEYS[i + 4], used[i]) end end
-  return { 0, wait, tostring(used[1]), tostring(used[2]), fmt(now) }
+  return { 0, wait, tostring(used[1]), tostring(used[2]), fmt(now), num(allowances[1]), num(allowances[2]) }
 end
 
 local at = fmt(now + in_flight)
@@ -112,25 +132,38 @@ for i = 1, 2 do
   if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
   store_sum(KEYS[i], KEYS[i + 4], used[i])
 end
-return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now) }
+return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now), num(allowances[1]), num(allowances[2]) }
 `;
 
 /**
  * The request finished: move the charge's "at" to now plus the time the request may still take to
  * reach the exchange (0 when it was answered); it then counts for one more window. Each key lives at
  * least as long as that charge counts.
- * KEYS: 1 ip zset, 2 uid zset, 3 ip sum, 4 uid sum. ARGV: 1 ip member, 2 uid member,
- * 3 may-still-arrive ms, 4 key TTL ms. The sum is unchanged (the charge stays); its key keeps the
- * set's lifetime.
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip sum, 4 uid sum, 5 ip allow, 6 uid allow. ARGV: 1 ip member,
+ * 2 uid member, 3 may-still-arrive ms, 4 key TTL ms, 5 ip limit, 6 uid limit, 7 growth,
+ * 8 allowance memory ms. The sum is unchanged (the charge stays); its key keeps the set's lifetime.
+ * Answered (may-still-arrive 0), the allowance grows as allowance.ts says.
  * XX: a charge that already expired (or was released) is not resurrected.
  */
 export const SETTLE_SCRIPT = `${PRELUDE}
-local at = fmt(now_us() + tonumber(ARGV[3]) * 1000)
+local delay = tonumber(ARGV[3])
+local at = fmt(now_us() + delay * 1000)
 local ttl = tonumber(ARGV[4])
 for i = 1, 2 do
   if redis.call('ZADD', KEYS[i], 'XX', 'CH', at, ARGV[i]) == 1 and redis.call('PTTL', KEYS[i]) < ttl then
     redis.call('PEXPIRE', KEYS[i], ttl)
     if redis.call('PTTL', KEYS[i + 2]) > 0 then redis.call('PEXPIRE', KEYS[i + 2], ttl) end
+  end
+  -- Answered: the exchange had room for it, so the allowance grows (nothing to write at the budget).
+  local limit = tonumber(ARGV[4 + i])
+  local v, t = allowance(KEYS[i + 4], limit)
+  if delay <= 0 and v < limit then
+    local w = weight(ARGV[i])
+    local step = w
+    if v >= t then step = tonumber(ARGV[7]) * w end
+    v = math.min(limit, v + step)
+    redis.call('HSET', KEYS[i + 4], 'v', num(v), 't', num(t))
+    redis.call('PEXPIRE', KEYS[i + 4], tonumber(ARGV[8]))
   end
 end
 return 1
@@ -161,4 +194,47 @@ for i = 1, #KEYS do
   if p < d then redis.call('SET', KEYS[i], '1', 'PX', d) end
 end
 return 1
+`;
+
+/**
+ * The exchange refused a request as too many: its charge is settled now and stays (exchanges count
+ * refused requests); the allowance of the budget to blame is cut, once per crowding (a request
+ * sent before the last cut changes nothing), as allowance.ts says; every process pauses.
+ * KEYS: 1 ip zset, 2 uid zset, 3 ip sum, 4 uid sum, 5 ip allow, 6 uid allow, 7 ip pause, 8 uid pause
+ * ARGV: 1 ip member, 2 uid member, 3 windowMs, 4 ip limit, 5 uid limit, 6 sent at (µs), 7 pause ms,
+ *       8 key TTL ms, 9 decrease, 10 floor, 11 allowance memory ms
+ * Returns: { blamed budget 1 ip | 2 uid, cut 0|1, allowance after (string) }
+ */
+export const REFUSE_SCRIPT = `${PRELUDE}
+local now = now_us()
+local window = tonumber(ARGV[3]) * 1000
+local limits = { tonumber(ARGV[4]), tonumber(ARGV[5]) }
+local ttl = tonumber(ARGV[8])
+local used = { 0, 0 }
+for i = 1, 2 do
+  if redis.call('ZADD', KEYS[i], 'XX', 'CH', fmt(now), ARGV[i]) == 1 and redis.call('PTTL', KEYS[i]) < ttl then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  end
+  local stale
+  used[i], stale = current_sum(KEYS[i], KEYS[i + 2], now, window)
+  if stale then store_sum(KEYS[i], KEYS[i + 2], used[i]) end
+end
+local b = 2
+if used[1] / limits[1] > used[2] / limits[2] then b = 1 end
+local v, t, c = allowance(KEYS[b + 4], limits[b])
+local cut = 0
+if tonumber(ARGV[6]) >= c then
+  local decrease = tonumber(ARGV[9])
+  local nv = math.max(math.max(1, tonumber(ARGV[10]) * limits[b]), decrease * math.min(v, used[b]))
+  t = math.max(nv, decrease * v)
+  v = nv
+  redis.call('HSET', KEYS[b + 4], 'v', num(v), 't', num(t), 'c', fmt(now))
+  redis.call('PEXPIRE', KEYS[b + 4], tonumber(ARGV[11]))
+  cut = 1
+end
+local d = tonumber(ARGV[7])
+for i = 7, 8 do
+  if redis.call('PTTL', KEYS[i]) < d then redis.call('SET', KEYS[i], '1', 'PX', d) end
+end
+return { b, cut, num(v) }
 `;

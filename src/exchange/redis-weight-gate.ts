@@ -12,6 +12,8 @@
 //            handed back, with K's lifetime: a check costs the charges expired since the last one,
 //            not a scan of the window (with a large budget, thousands of charges per check).
 //   K:pause  present (with a PX expiry) while the exchange asked us to back off.
+//   K:allow  the budget's allowance (allowance.ts) as every process learnt it from 429s: a hash
+//            (v value, t threshold, c last cut in µs), kept ALLOWANCE_MEMORY_MS after its last change.
 // One script (redis-weight-gate.lua.ts) checks and charges both budgets atomically, so acquire() is
 // one round trip when the budget has room, plus one per wait. settle() is one fire-and-forget round trip.
 //
@@ -19,7 +21,8 @@
 // tag such as "{ledger-sync}" in both keys).
 import { createHash, randomBytes } from "node:crypto";
 import type { Redis } from "ioredis";
-import { CHARGE_SCRIPT, PAUSE_SCRIPT, RELEASE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
+import { ALLOWANCE_RULES } from "./allowance.ts";
+import { CHARGE_SCRIPT, PAUSE_SCRIPT, REFUSE_SCRIPT, RELEASE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
 import { sleep } from "./sleep.ts";
 import type { Permit, WeightGate } from "./weight-gate.ts";
 import type { Weight } from "./weights.ts";
@@ -46,7 +49,7 @@ export interface RedisWeightGateOptions {
    */
   pollMs?: number;
   /** Told of failed background writes (settle, pause, release); they are otherwise ignored, which is safe: charges expire on their own. */
-  onBackgroundError?: (err: unknown, op: "settle" | "pause" | "release") => void;
+  onBackgroundError?: (err: unknown, op: "settle" | "pause" | "release" | "refuse") => void;
 }
 
 export interface RedisPermit extends Permit {
@@ -58,8 +61,16 @@ interface ScriptResult {
   granted: boolean;
   waitMs: number;
   used: Weight;
+  allowance: Weight;
   nowMs: number;
 }
+
+/**
+ * How long a learnt allowance outlives its last change: long enough that the next run of a
+ * scheduled job (or a process started after one was killed) starts from it, short enough that a
+ * crowd gone for an hour is forgotten rather than probed back from below.
+ */
+export const ALLOWANCE_MEMORY_MS = 3_600_000;
 
 class LuaScript {
   readonly sha: string;
@@ -81,6 +92,7 @@ class LuaScript {
 const charge = new LuaScript(CHARGE_SCRIPT);
 const settle = new LuaScript(SETTLE_SCRIPT);
 const pause = new LuaScript(PAUSE_SCRIPT);
+const refuse = new LuaScript(REFUSE_SCRIPT);
 const releaseScript = new LuaScript(RELEASE_SCRIPT);
 
 export class RedisWeightGate implements WeightGate {
@@ -94,15 +106,17 @@ export class RedisWeightGate implements WeightGate {
   /** Script keys, fixed per gate: both sets and their sums; for a charge, the pause keys too. */
   private readonly setKeys: string[];
   private readonly chargeKeys: string[];
+  private readonly allowKeys: string[];
   private readonly onBackgroundError: RedisWeightGateOptions["onBackgroundError"];
   /** Unique per instance: member ids are `${instance}.${seq}`. */
   private readonly instance = randomBytes(6).toString("base64url");
   private seq = 0;
   private lastUsed: Weight = { ip: 0, uid: 0 };
+  private lastAllowance: Weight;
   private localPauseUntil = 0;
   /** This process's waiters take turns, in arrival order; across processes there is no order. */
   private queue: Promise<void> = Promise.resolve();
-  private readonly background = new Set<Promise<void>>();
+  private readonly background = new Set<Promise<unknown>>();
   /** The zset members of each permit handed out, for release(). */
   private readonly members = new WeakMap<RedisPermit, string[]>();
 
@@ -121,8 +135,10 @@ export class RedisWeightGate implements WeightGate {
     this.ttlMs = Math.ceil(o.windowMs + o.maxInFlightMs) + 1000;
     this.onBackgroundError = o.onBackgroundError;
     const sums = [`${o.ip.key}:sum`, `${o.uid.key}:sum`];
+    this.allowKeys = [`${o.ip.key}:allow`, `${o.uid.key}:allow`];
     this.setKeys = [o.ip.key, o.uid.key, ...sums];
-    this.chargeKeys = [o.ip.key, o.uid.key, this.pauseKey(o.ip), this.pauseKey(o.uid), ...sums];
+    this.chargeKeys = [o.ip.key, o.uid.key, this.pauseKey(o.ip), this.pauseKey(o.uid), ...sums, ...this.allowKeys];
+    this.lastAllowance = { ip: o.ip.limit, uid: o.uid.limit };
   }
 
   acquire(cost: Weight, signal?: AbortSignal): Promise<RedisPermit> {
@@ -183,6 +199,16 @@ export class RedisWeightGate implements WeightGate {
     return { ...this.lastUsed };
   }
 
+  /** The allowance per budget, as of this instance's last look at Redis. */
+  allowance(): Weight {
+    return { ...this.lastAllowance };
+  }
+
+  /** The allowance per budget, now (one round trip). */
+  async allowanceNow(): Promise<Weight> {
+    return (await this.runCharge("peek", { ip: 0, uid: 0 }, "")).allowance;
+  }
+
   /** Weight charged inside the window per budget, now (one round trip). */
   async usedNow(): Promise<Weight> {
     return (await this.runCharge("peek", { ip: 0, uid: 0 }, "")).used;
@@ -217,11 +243,12 @@ export class RedisWeightGate implements WeightGate {
       this.chargeKeys,
       [mode, this.windowMs, this.maxInFlightMs, this.ip.limit, this.uid.limit, `${id}:${cost.ip}`, `${id}:${cost.uid}`, cost.ip, cost.uid, this.ttlMs],
     );
-    if (!Array.isArray(raw) || raw.length !== 5) throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
-    const [granted, waitMs, ip, uid, nowUs] = raw as [number, number, string, string, string];
+    if (!Array.isArray(raw) || raw.length !== 7) throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
+    const [granted, waitMs, ip, uid, nowUs, allowIp, allowUid] = raw as [number, number, string, string, string, string, string];
     const used = { ip: Number(ip), uid: Number(uid) };
     this.lastUsed = used;
-    return { granted: granted === 1, waitMs: Number(waitMs), used, nowMs: Number(nowUs) / 1000 };
+    this.lastAllowance = { ip: Number(allowIp), uid: Number(allowUid) };
+    return { granted: granted === 1, waitMs: Number(waitMs), used, allowance: this.lastAllowance, nowMs: Number(nowUs) / 1000 };
   }
 
   private permit(id: string, cost: Weight, grantedAt: number, heldBack: boolean): RedisPermit {
@@ -235,7 +262,30 @@ export class RedisWeightGate implements WeightGate {
         settled = true;
         const delayMs = Math.max(0, mayStillArriveMs);
         const ttlMs = Math.ceil(this.windowMs + delayMs) + 1000;
-        this.inBackground("settle", settle.run(this.redis, this.setKeys, [...members, delayMs, ttlMs]));
+        const args = [...members, delayMs, ttlMs, this.ip.limit, this.uid.limit, ALLOWANCE_RULES.growth, ALLOWANCE_MEMORY_MS];
+        this.inBackground("settle", settle.run(this.redis, [...this.setKeys, ...this.allowKeys], args));
+      },
+      refused: (retryAfterMs = 0) => {
+        const pauseMs = Math.ceil(Math.max(this.windowMs, retryAfterMs));
+        // This process holds back at once; the others as soon as the script has run.
+        this.localPauseUntil = Math.max(this.localPauseUntil, Date.now() + pauseMs);
+        if (settled) return pauseMs;
+        settled = true;
+        const keys = [...this.setKeys, ...this.allowKeys, this.pauseKey(this.ip), this.pauseKey(this.uid)];
+        const args = [
+          ...members,
+          this.windowMs,
+          this.ip.limit,
+          this.uid.limit,
+          Math.floor(grantedAt * 1000),
+          pauseMs,
+          this.ttlMs,
+          ALLOWANCE_RULES.decrease,
+          ALLOWANCE_RULES.floor,
+          ALLOWANCE_MEMORY_MS,
+        ];
+        this.inBackground("refuse", refuse.run(this.redis, keys, args));
+        return pauseMs;
       },
     };
     this.members.set(permit, members);
@@ -248,7 +298,7 @@ export class RedisWeightGate implements WeightGate {
     this.inBackground("release", releaseScript.run(this.redis, this.setKeys, [ipMember, uidMember]));
   }
 
-  private inBackground(op: "settle" | "pause" | "release", work: Promise<unknown>): void {
+  private inBackground(op: "settle" | "pause" | "release" | "refuse", work: Promise<unknown>): void {
     const p: Promise<void> = work.then(
       () => undefined,
       (err: unknown) => {

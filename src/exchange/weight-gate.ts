@@ -9,6 +9,9 @@
 // the abort, its charge would leave our window before the exchange's, and the next request sent
 // into the gap would meet a genuine 429 (measured: test/exchange/http-client.test.ts). So such a
 // charge stays in flight for as long as the request may still arrive: settle(mayStillArriveMs).
+// The budget a request must fit is the allowance (allowance.ts), not the configured budget: what the
+// exchange grants us besides the other clients on our UID and IP, learnt from its 429s.
+import { Allowance, blamedBudget } from "./allowance.ts";
 import { sleep } from "./sleep.ts";
 import type { Weight } from "./weights.ts";
 
@@ -27,6 +30,13 @@ export interface Permit {
    */
   settle(mayStillArriveMs?: number): void;
   /**
+   * The exchange refused the request as too many requests: the charge stays (exchanges count
+   * refused requests too), the allowance of the budget to blame is cut, and nothing is sent for
+   * the exchange's window, or longer if `retryAfterMs` says so: retrying sooner would meet a
+   * window still full, and where refused requests count, keep it full. Returns the pause in ms.
+   */
+  refused(retryAfterMs?: number): number;
+  /**
    * The weight budget was full when this request asked, so it waited for charges to expire: the
    * budget sets the pace. Sitting out a pause after a 429 is not this (the pause holds every
    * request alike, then the budget paces what is sent). Nor is how long acquire() took: a shared
@@ -42,6 +52,8 @@ export interface WeightGate {
   pauseUntil(epochMs: number): void;
   /** Weight currently charged inside the window, per budget (for metrics and benchmarks). */
   used(): Weight;
+  /** Weight per window the gate allows itself now, per budget (allowance.ts). */
+  allowance(): Weight;
 }
 
 interface Charge {
@@ -58,6 +70,7 @@ const defaultSleep: Sleep = sleep;
 export class SlidingWindowGate implements WeightGate {
   private readonly charges: Charge[] = [];
   private pausedUntil = 0;
+  private readonly allowances: { ip: Allowance; uid: Allowance };
   /** Waiters are served in arrival order, so a heavy request is not starved by light ones. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -67,6 +80,7 @@ export class SlidingWindowGate implements WeightGate {
     private readonly sleep: Sleep = defaultSleep,
   ) {
     if (budget.ip <= 0 || budget.uid <= 0 || budget.windowMs <= 0) throw new Error("weight budgets and window must be positive");
+    this.allowances = { ip: new Allowance(budget.ip), uid: new Allowance(budget.uid) };
   }
 
   acquire(cost: Weight, signal?: AbortSignal): Promise<Permit> {
@@ -90,6 +104,10 @@ export class SlidingWindowGate implements WeightGate {
     return this.sum();
   }
 
+  allowance(): Weight {
+    return { ip: this.allowances.ip.value, uid: this.allowances.uid.value };
+  }
+
   private async waitAndCharge(cost: Weight, signal?: AbortSignal): Promise<Permit> {
     let heldBack = false;
     for (;;) {
@@ -102,7 +120,11 @@ export class SlidingWindowGate implements WeightGate {
       if (wait <= 0) {
         const charge: Charge = { at: Infinity, ip: cost.ip, uid: cost.uid };
         this.charges.push(charge);
-        return { settle: (mayStillArriveMs = 0) => this.settle(charge, mayStillArriveMs), heldBack };
+        return {
+          settle: (mayStillArriveMs = 0) => this.settle(charge, mayStillArriveMs),
+          refused: (retryAfterMs = 0) => this.refused(charge, now, retryAfterMs),
+          heldBack,
+        };
       }
       await this.sleep(wait, signal);
     }
@@ -110,7 +132,25 @@ export class SlidingWindowGate implements WeightGate {
 
   /** In flight charges never expire (at = Infinity) until settled; then at the latest time the exchange may count them. */
   private settle(charge: Charge, mayStillArriveMs: number): void {
-    if (charge.at === Infinity) charge.at = this.clock() + Math.max(0, mayStillArriveMs);
+    if (charge.at !== Infinity) return;
+    charge.at = this.clock() + Math.max(0, mayStillArriveMs);
+    // Answered: the exchange had room for it.
+    if (mayStillArriveMs <= 0) {
+      this.allowances.ip.grow(charge.ip);
+      this.allowances.uid.grow(charge.uid);
+    }
+  }
+
+  private refused(charge: Charge, sentAt: number, retryAfterMs: number): number {
+    const now = this.clock();
+    if (charge.at === Infinity) charge.at = now;
+    this.expire(now);
+    const used = this.sum();
+    const budget = blamedBudget(used, this.budget);
+    this.allowances[budget].cut(used[budget], sentAt, now);
+    const pauseMs = Math.max(this.budget.windowMs, retryAfterMs);
+    this.pauseUntil(now + pauseMs);
+    return pauseMs;
   }
 
   private expire(now: number): void {
@@ -133,11 +173,14 @@ export class SlidingWindowGate implements WeightGate {
   /** Milliseconds until enough charges expire for the cost to fit (0 when it fits now). */
   private waitFor(cost: Weight, now: number): number {
     const { ip, uid } = this.sum();
-    if (ip + cost.ip <= this.budget.ip && uid + cost.uid <= this.budget.uid) return 0;
+    // A request heavier than the allowance still goes alone, or it would never go.
+    const limitIp = Math.max(this.allowances.ip.value, cost.ip);
+    const limitUid = Math.max(this.allowances.uid.value, cost.uid);
+    if (ip + cost.ip <= limitIp && uid + cost.uid <= limitUid) return 0;
     // Release charges oldest-expiry first until both budgets have room.
     const sorted = [...this.charges].sort((a, b) => a.at - b.at);
-    let freeIp = this.budget.ip - ip;
-    let freeUid = this.budget.uid - uid;
+    let freeIp = limitIp - ip;
+    let freeUid = limitUid - uid;
     for (const c of sorted) {
       if (c.at === Infinity) break; // must wait for an in-flight request to finish first
       freeIp += c.ip;

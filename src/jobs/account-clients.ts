@@ -4,7 +4,7 @@ import type { Redis } from "ioredis";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import { exchangeClientFromConfig } from "../exchange/client-from-config.ts";
-import { RedisWeightGate } from "../exchange/redis-weight-gate.ts";
+import { redisBudgetGates } from "../exchange/budget-gates.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { AccountRuntime } from "./context.ts";
@@ -15,19 +15,10 @@ export interface AccountClients {
 }
 
 export function createAccountClients(config: Config, accounts: AccountConfig[], redis: Redis, logger: Logger, metrics: Metrics): AccountClients {
-  const prefix = config.worker.queuePrefix;
-  const gates: RedisWeightGate[] = [];
+  const gates = redisBudgetGates(config, redis, logger);
   const runtimes = new Map<string, AccountRuntime>();
   for (const account of accounts) {
-    const gate = new RedisWeightGate({
-      redis,
-      ip: { key: `${prefix}:weight:ip:${config.worker.egressId}`, limit: config.rateLimit.ipWeight },
-      uid: { key: `${prefix}:weight:uid:${account.name}`, limit: config.rateLimit.uidWeight },
-      windowMs: config.rateLimit.windowMs,
-      maxInFlightMs: config.exchange.timeoutMs,
-      onBackgroundError: (err, op) => logger.warn({ account: account.name, op, err: (err as Error).message }, "weight budget bookkeeping failed (charges expire on their own)"),
-    });
-    gates.push(gate);
+    const gate = gates.forAccount(account.name);
     const client = exchangeClientFromConfig(config, {
       credentials: account.credentials,
       gate,
@@ -37,8 +28,9 @@ export function createAccountClients(config: Config, accounts: AccountConfig[], 
         metrics.pagesFetched(account.name, endpoint);
         if (status === 429) metrics.rateLimited(account.name);
         const used = gate.used();
-        metrics.weight("uid", account.name, used.uid, config.rateLimit.uidWeight);
-        metrics.weight("ip", config.worker.egressId, used.ip, config.rateLimit.ipWeight);
+        const allowance = gate.allowance();
+        metrics.weight("uid", account.name, used.uid, config.rateLimit.uidWeight, allowance.uid);
+        metrics.weight("ip", config.worker.egressId, used.ip, config.rateLimit.ipWeight, allowance.ip);
       },
     });
     runtimes.set(account.name, { account, client });
@@ -47,7 +39,7 @@ export function createAccountClients(config: Config, accounts: AccountConfig[], 
     runtimes,
     close: async () => {
       await Promise.allSettled([...runtimes.values()].map((r) => r.client.close()));
-      await Promise.allSettled(gates.map((g) => g.drain()));
+      await gates.close();
     },
   };
 }

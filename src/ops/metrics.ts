@@ -71,6 +71,7 @@ export class Metrics {
   private readonly apiRateLimitedTotal: Counter<"account">;
   private readonly weightUsed: Gauge<"budget" | "scope">;
   private readonly weightBudget: Gauge<"budget" | "scope">;
+  private readonly weightAllowance: Gauge<"budget" | "scope">;
   private readonly syncLagSeconds: Gauge<"account" | "stream">;
   private readonly lastSuccessTimestamp: Gauge<"account" | "stream">;
   private readonly jobFailuresTotal: Counter<"queue" | "job">;
@@ -103,6 +104,12 @@ export class Metrics {
     this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: "Exchange responses that said we were rate limited (HTTP 429 or its error code).", labelNames: ["account"], registers });
     this.weightUsed = new Gauge({ name: `${p}weight_used`, help: "Request weight used in the current window of a budget.", labelNames: ["budget", "scope"], registers });
     this.weightBudget = new Gauge({ name: `${p}weight_budget`, help: "Request weight allowed per window of a budget.", labelNames: ["budget", "scope"], registers });
+    this.weightAllowance = new Gauge({
+      name: `${p}weight_allowance`,
+      help: "Request weight per window the client allows itself of a budget, lowered by 429s (other clients on the IP or UID) and regrown as requests are answered.",
+      labelNames: ["budget", "scope"],
+      registers,
+    });
     this.syncLagSeconds = new Gauge({ name: `${p}sync_lag_seconds`, help: "How far a stream's cursor is behind now, in seconds.", labelNames: ["account", "stream"], registers });
     this.lastSuccessTimestamp = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: "When a stream last completed a sync successfully (unix seconds).", labelNames: ["account", "stream"], registers });
     this.jobFailuresTotal = new Counter({ name: `${p}job_failures_total`, help: "Jobs that failed (each failed attempt).", labelNames: ["queue", "job"], registers });
@@ -168,10 +175,11 @@ export class Metrics {
     this.apiRateLimitedTotal.inc({ account }, n);
   }
 
-  /** Weight used of a budget and its limit, e.g. weight("uid", "main", 12, 20). */
-  weight(budget: WeightBudget, scope: string, used: number, limit: number): void {
+  /** Weight used of a budget, its limit and the allowance learnt from 429s, e.g. weight("uid", "main", 12, 20, 17). */
+  weight(budget: WeightBudget, scope: string, used: number, limit: number, allowance: number): void {
     this.weightUsed.set({ budget, scope }, used);
     this.weightBudget.set({ budget, scope }, limit);
+    this.weightAllowance.set({ budget, scope }, allowance);
   }
 
   syncLag(account: string, stream: string, seconds: number): void {

@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fetchBillsPage } from "../../src/exchange/bills-endpoint.ts";
-import { ExchangeApiError, ExchangeUnavailableError } from "../../src/exchange/errors.ts";
+import { ExchangeApiError, ExchangeRateLimitedError, ExchangeUnavailableError } from "../../src/exchange/errors.ts";
 import { ExchangeClient } from "../../src/exchange/http-client.ts";
 import { RedisWeightGate } from "../../src/exchange/redis-weight-gate.ts";
 import { SlidingWindowGate, type WeightGate } from "../../src/exchange/weight-gate.ts";
@@ -86,7 +86,7 @@ async function startRelay(target: string): Promise<Relay> {
   };
 }
 
-async function setup(options: SandboxOptions, maxAttempts = 3, gate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 })) {
+async function setup(options: SandboxOptions, maxAttempts = 3, gate: WeightGate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }), maxWaitMs?: number) {
   sandbox = await startSandbox({ billCount: 200, limits: null, ...options });
   client = new ExchangeClient({
     baseUrl: sandbox.url,
@@ -94,6 +94,7 @@ async function setup(options: SandboxOptions, maxAttempts = 3, gate = new Slidin
     locale: "en-US",
     timeoutMs: 300,
     maxAttempts,
+    ...(maxWaitMs === undefined ? {} : { maxWaitMs }),
     backoff: { baseMs: 10, maxMs: 50 },
     gate,
     logger: pino({ level: "silent" }),
@@ -123,9 +124,9 @@ describe("exchange client", () => {
   });
 
   it("does not count sitting out its own 429 pause as the budget setting the pace", async () => {
-    // The first request meets a 429 with Retry-After: 1; a second one, asked during that pause,
-    // waits at the gate for the pause alone (the budget is far from full).
-    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429-retry-after"] } }, 2);
+    // The first request meets a 429; a second one, asked during the pause that follows (the gate's
+    // window, 1 s), waits at the gate for the pause alone (the budget is far from full).
+    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429"] } }, 2);
     const first = fetchBillsPage(client, query);
     await new Promise((r) => setTimeout(r, 100));
     sandbox.setFaults({ rate: 0 });
@@ -159,15 +160,49 @@ describe("exchange client", () => {
     expect(sandbox.stats().requests).toBe(2);
   });
 
-  it("honours Retry-After on a 429 before the next attempt", async () => {
-    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429-retry-after"] } }, 2);
+  it("waits out 429s as back-pressure: not attempts, each pause at least the window or Retry-After", async () => {
+    // Four 429s in a row with maxAttempts 2: each is waited out (here the gate's window, 300 ms, or
+    // the sandbox's Retry-After of 1 s when longer), and the fifth attempt is answered.
+    const gate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 300 });
+    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429", "429-retry-after"], order: "cycle" } }, 2, gate);
     const started = Date.now();
-    await expect(fetchBillsPage(client, query)).rejects.toThrow(/HTTP 429/);
-    // The sandbox sends Retry-After: 1 (second); backoff alone would wait at most 50 ms here.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-    expect(sandbox.stats().requests).toBe(2);
+    const page = fetchBillsPage(client, query);
+    await waitFor(() => sandbox.stats().requests >= 4);
+    sandbox.setFaults({ rate: 0 });
+    expect((await page).itemCount).toBe(100);
+    const stats = sandbox.stats();
+    expect(stats.faultsByKind).toEqual({ "429": 2, "429-retry-after": 2 });
+    expect(stats.requests).toBe(5);
+    // Two pauses of the window (300 ms) and two of Retry-After (1 s).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * 300 + 2 * 1000);
+    // The first 429 cut the allowance of the UID budget (the larger share used); the others were
+    // sent after that cut and cut it again, each to 85% of the weight in the window, down to the floor.
+    expect(gate.allowance().uid).toBeLessThan(1e6);
+    expect(gate.allowance().ip).toBe(1e6);
+  });
+
+  it("fails a request refused as too many for longer than maxWaitMs, naming EXCHANGE_MAX_WAIT_MS", async () => {
+    const gate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 200 });
+    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429"] } }, 2, gate, 1000);
+    const started = Date.now();
+    const err = await fetchBillsPage(client, query).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ExchangeRateLimitedError);
+    expect(String(err)).toMatch(/refused the request as too many requests \d+ times over \d+ s, beyond EXCHANGE_MAX_WAIT_MS=1000/);
+    // 200 ms pauses within a 1 s bound: about five attempts, never more than the bound allows.
+    const requests = sandbox.stats().requests;
+    expect(requests).toBeGreaterThanOrEqual(4);
+    expect(requests).toBeLessThanOrEqual(6);
+    expect(Date.now() - started).toBeLessThan(1500);
   });
 });
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 describe("a request given up without an answer", () => {
   /**

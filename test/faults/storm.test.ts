@@ -98,7 +98,8 @@ async function storm(c: StormConfig): Promise<void> {
   const run = async (account: string) => {
     const budget: Record<string, string> = c.budget
       ? { RATE_LIMIT_IP_WEIGHT: String(c.budget.ipWeight), RATE_LIMIT_UID_WEIGHT: String(c.budget.uidWeight), RATE_LIMIT_WINDOW_MS: String(c.budget.windowMs) }
-      : { RATE_LIMIT_IP_WEIGHT: "1000000", RATE_LIMIT_UID_WEIGHT: "1000000" };
+      : // No budget on the exchange: the window is only how long a 429 pauses (a 1 s exchange).
+        { RATE_LIMIT_IP_WEIGHT: "1000000", RATE_LIMIT_UID_WEIGHT: "1000000", RATE_LIMIT_WINDOW_MS: "1000" };
     const env = workerEnv({
       databaseUrl: database.url,
       redisUrl: redis.url,

@@ -84,8 +84,8 @@ describe("/metrics", () => {
     metrics.apiRequest("/api/v2/mix/account/bill", "429", 0.03);
     metrics.apiRequest("/api/v2/mix/account/accounts", "error", 4);
     metrics.rateLimited("main");
-    metrics.weight("uid", "main", 12, 20);
-    metrics.weight("ip", "1.2.3.4", 300, 1200);
+    metrics.weight("uid", "main", 12, 20, 17);
+    metrics.weight("ip", "1.2.3.4", 300, 1200, 1200);
     metrics.syncLag("main", "bills", 42.5);
     metrics.success("main", "bills", new Date("2026-01-02T03:04:05.000Z"));
     metrics.jobFinished("sync", "bills", "completed", 1.5);
@@ -123,6 +123,8 @@ describe("/metrics", () => {
     expect(value(samples, `${p}weight_budget`, { budget: "uid", scope: "main" })).toBe(20);
     expect(value(samples, `${p}weight_used`, { budget: "ip", scope: "1.2.3.4" })).toBe(300);
     expect(value(samples, `${p}weight_budget`, { budget: "ip", scope: "1.2.3.4" })).toBe(1200);
+    expect(value(samples, `${p}weight_allowance`, { budget: "uid", scope: "main" })).toBe(17);
+    expect(value(samples, `${p}weight_allowance`, { budget: "ip", scope: "1.2.3.4" })).toBe(1200);
     expect(value(samples, `${p}sync_lag_seconds`, { account: "main", stream: "bills" })).toBe(42.5);
     expect(value(samples, `${p}last_success_timestamp_seconds`, { account: "main", stream: "bills" })).toBe(Date.parse("2026-01-02T03:04:05.000Z") / 1000);
 
@@ -149,6 +151,7 @@ describe("/metrics", () => {
       [`${p}api_rate_limited_total`]: "counter",
       [`${p}weight_used`]: "gauge",
       [`${p}weight_budget`]: "gauge",
+      [`${p}weight_allowance`]: "gauge",
       [`${p}sync_lag_seconds`]: "gauge",
       [`${p}last_success_timestamp_seconds`]: "gauge",
       [`${p}job_failures_total`]: "counter",

@@ -72,9 +72,10 @@ export function registerVerify(program: Command): void {
 }
 
 async function runRepair(config: Config, db: Db, account: string, continuity: CoinContinuity[], wait: boolean): Promise<RepairResult> {
-  const [{ loadAccounts }, { exchangeClientFromConfig, localWeightGate }, { createLogger }, { repairBreaks }] = await Promise.all([
+  const [{ loadAccounts }, { exchangeClientFromConfig }, { commandBudgetGates }, { createLogger }, { repairBreaks }] = await Promise.all([
     import("../../config/accounts.ts"),
     import("../../exchange/client-from-config.ts"),
+    import("../../exchange/budget-gates.ts"),
     import("../../log/logger.ts"),
     import("../../verify/repair.ts"),
   ]);
@@ -83,7 +84,8 @@ async function runRepair(config: Config, db: Db, account: string, continuity: Co
     throw new CliExit(EXIT.usage, `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`);
   }
   const logger = createLogger(config.logLevel, { format: config.logFormat });
-  const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: localWeightGate(config), logger });
+  const gates = await commandBudgetGates(config, logger);
+  const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: gates.forAccount(account), logger, onClose: gates.close });
   try {
     const lock = { databaseUrl: requireDatabaseUrl(config), account, groups: ["bills" as const], wait, logger };
     return await withAccountRunLock(lock, (signal) => repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits, signal }));

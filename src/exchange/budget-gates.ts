@@ -1,0 +1,76 @@
+// The weight gates of a process. With Redis (the worker's connection, or REDIS_URL in a command)
+// every process of the deployment draws from the same budgets, the IP budget per egress and the UID
+// budget per account, and learns the same allowance from 429s: a command run while the worker
+// works, or started after one was killed, sees what they spent. Without Redis the budgets are this
+// process's alone, one gate for every account (they share this process's IP).
+import { Redis } from "ioredis";
+import type { Config } from "../config/index.ts";
+import type { Logger } from "../log/logger.ts";
+import { localWeightGate } from "./client-from-config.ts";
+import { RedisWeightGate } from "./redis-weight-gate.ts";
+import type { WeightGate } from "./weight-gate.ts";
+
+export interface BudgetGates {
+  /** The gate of one account's requests. */
+  forAccount(account: string): WeightGate;
+  /** Lets pending budget bookkeeping land, then closes a connection opened here. */
+  close(): Promise<void>;
+}
+
+/** How long a command waits for REDIS_URL to answer before it keeps its budget to itself. */
+const CONNECT_TIMEOUT_MS = 3000;
+
+/** Gates in Redis on `redis` (the caller owns it). */
+export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): BudgetGates {
+  const gates = new Map<string, RedisWeightGate>();
+  const prefix = config.worker.queuePrefix;
+  return {
+    forAccount(account) {
+      let gate = gates.get(account);
+      if (gate === undefined) {
+        gate = new RedisWeightGate({
+          redis,
+          ip: { key: `${prefix}:weight:ip:${config.worker.egressId}`, limit: config.rateLimit.ipWeight },
+          uid: { key: `${prefix}:weight:uid:${account}`, limit: config.rateLimit.uidWeight },
+          windowMs: config.rateLimit.windowMs,
+          maxInFlightMs: config.exchange.timeoutMs,
+          onBackgroundError: (err, op) =>
+            logger.warn({ account, op, err: (err as Error).message }, "weight budget bookkeeping failed (charges expire on their own)"),
+        });
+        gates.set(account, gate);
+      }
+      return gate;
+    },
+    close: async () => {
+      await Promise.allSettled([...gates.values()].map((g) => g.drain()));
+    },
+  };
+}
+
+/**
+ * The gates of a one-shot command: in Redis when REDIS_URL is set and answers, else in-process.
+ * An unreachable Redis is a warning, not a failure: the command keeps to the configured budget,
+ * and 429s from what it cannot see are back-pressure (http-client.ts).
+ */
+export async function commandBudgetGates(config: Config, logger: Logger): Promise<BudgetGates> {
+  if (config.redisUrl) {
+    const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: CONNECT_TIMEOUT_MS });
+    redis.on("error", () => undefined); // reported below, or by the bookkeeping warnings
+    try {
+      await redis.connect();
+      const gates = redisBudgetGates(config, redis, logger);
+      return {
+        forAccount: gates.forAccount,
+        close: async () => {
+          await gates.close();
+          await redis.quit().catch(() => redis.disconnect());
+        },
+      };
+    } catch (err) {
+      redis.disconnect();
+      logger.warn({ err: (err as Error).message }, "REDIS_URL does not answer: this command keeps its weight budget to itself");
+    }
+  }
+  const gate = localWeightGate(config);
+  return { forAccount: () => gate, close: async () => {} };
+}

@@ -1,0 +1,168 @@
+// The allowance rules (allowance.ts), on their own and as both gates apply them: the in-process
+// gate on a virtual clock, the Redis gate shared by two processes.
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALLOWANCE_RULES, Allowance, blamedBudget } from "../../src/exchange/allowance.ts";
+import { RedisWeightGate } from "../../src/exchange/redis-weight-gate.ts";
+import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
+import { createTestRedis, type TestRedis } from "../support/redis.ts";
+
+const { decrease, growth } = ALLOWANCE_RULES;
+
+describe("allowance rules", () => {
+  it("a 429 cuts to 85% of what the exchange granted, once per crowding", () => {
+    const a = new Allowance(500);
+    expect(a.cut(200, 10, 20)).toBe(true);
+    expect(a.value).toBe(decrease * 200);
+    // A request sent before that cut was refused in the same crowding: no second cut.
+    expect(a.cut(150, 15, 25)).toBe(false);
+    expect(a.value).toBe(decrease * 200);
+    // One sent after it is news.
+    expect(a.cut(160, 30, 40)).toBe(true);
+    expect(a.value).toBe(decrease * 160);
+  });
+
+  it("never cuts below the floor, and never cuts by more than the weight the exchange granted", () => {
+    const a = new Allowance(500);
+    a.cut(2, 0, 1);
+    expect(a.value).toBe(ALLOWANCE_RULES.floor * 500);
+    const b = new Allowance(500);
+    b.cut(10_000, 0, 1); // more weight in the window than the allowance: the allowance is what counts
+    expect(b.value).toBe(decrease * 500);
+  });
+
+  it("climbs back by whole weights up to the threshold, then by 1.5% of each weight", () => {
+    // A 429 that met little of our weight (others held the budget): quick climb to 85% of before.
+    const a = new Allowance(500);
+    a.cut(5, 0, 1);
+    expect(a.snapshot().threshold).toBe(decrease * 500);
+    let answered = 0;
+    while (a.value < decrease * 500) {
+      a.grow(5);
+      answered++;
+    }
+    expect(answered).toBe(Math.ceil((decrease * 500 - ALLOWANCE_RULES.floor * 500) / 5));
+    const atThreshold = a.value;
+    a.grow(5);
+    expect(a.value).toBeCloseTo(atThreshold + growth * 5, 9);
+    // Never above the configured budget.
+    for (let i = 0; i < 100_000; i++) a.grow(5);
+    expect(a.value).toBe(500);
+  });
+
+  it("after a 429 that met our own weight, probes slowly from there", () => {
+    const a = new Allowance(500);
+    a.grow(5); // at the budget: nothing to grow
+    expect(a.value).toBe(500);
+    a.cut(500, 0, 1);
+    expect(a.snapshot()).toMatchObject({ value: decrease * 500, threshold: decrease * 500 });
+    a.grow(5);
+    expect(a.value).toBeCloseTo(decrease * 500 + growth * 5, 9);
+  });
+
+  it("blames the budget we used the larger share of", () => {
+    expect(blamedBudget({ ip: 80, uid: 200 }, { ip: 500, uid: 500 })).toBe("uid");
+    expect(blamedBudget({ ip: 400, uid: 200 }, { ip: 500, uid: 500 })).toBe("ip");
+  });
+});
+
+/** A virtual clock: sleeping advances time instantly. */
+function virtualTime() {
+  let now = 1_000_000;
+  return { clock: () => now, sleep: async (ms: number) => void (now += ms), now: () => now };
+}
+
+describe("in-process gate", () => {
+  it("holds requests to the allowance after a 429 and pauses a whole window", async () => {
+    const t = virtualTime();
+    const gate = new SlidingWindowGate({ ip: 1000, uid: 100, windowMs: 1000 }, t.clock, t.sleep);
+    const permits = [];
+    for (let i = 0; i < 8; i++) permits.push(await gate.acquire({ ip: 2, uid: 5 }));
+    for (const p of permits.slice(0, 7)) p.settle();
+    // The eighth is refused: 40 UID weight in our window, so the exchange granted us 40.
+    const refusedAt = t.now();
+    expect(permits[7]!.refused(200)).toBe(1000); // the window, longer than Retry-After
+    expect(gate.allowance()).toEqual({ ip: 1000, uid: decrease * 40 });
+    // Nothing goes before the window has passed...
+    await gate.acquire({ ip: 2, uid: 5 }).then((p) => p.settle(1));
+    expect(t.now() - refusedAt).toBeGreaterThanOrEqual(1000);
+    // ...and then at most the allowance (34: six requests of 5) per window, not the budget's 100,
+    // while nothing is answered (settled as unanswered, the allowance cannot grow).
+    const sent = [t.now()];
+    for (let i = 0; i < 20; i++) {
+      const p = await gate.acquire({ ip: 2, uid: 5 });
+      sent.push(t.now());
+      p.settle(1);
+    }
+    for (const at of sent) expect(sent.filter((s) => s > at - 1000 && s <= at).length).toBeLessThanOrEqual(6);
+    expect(gate.allowance().uid).toBe(decrease * 40);
+  });
+
+  it("climbs back quickly after a 429 that met little of its own weight (a crowd before it started)", async () => {
+    const t = virtualTime();
+    const gate = new SlidingWindowGate({ ip: 1000, uid: 100, windowMs: 1000 }, t.clock, t.sleep);
+    (await gate.acquire({ ip: 2, uid: 5 })).refused();
+    expect(gate.allowance().uid).toBe(ALLOWANCE_RULES.floor * 100);
+    // Slow start: each answered request adds its weight, up to 85% of the budget; then 1.5% of it.
+    for (let i = 0; i < 15; i++) (await gate.acquire({ ip: 2, uid: 5 })).settle();
+    expect(gate.allowance().uid).toBe(80);
+    (await gate.acquire({ ip: 2, uid: 5 })).settle();
+    expect(gate.allowance().uid).toBe(85);
+    (await gate.acquire({ ip: 2, uid: 5 })).settle();
+    expect(gate.allowance().uid).toBeCloseTo(85 + growth * 5, 9);
+  });
+});
+
+describe("Redis gate", () => {
+  let redis: TestRedis;
+  const clients: Redis[] = [];
+  beforeAll(async () => {
+    redis = await createTestRedis();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.quit()));
+    await redis.cleanup();
+  });
+  function processGate(keys: string) {
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    clients.push(client);
+    return new RedisWeightGate({ redis: client, ip: { key: `${keys}:ip`, limit: 1000 }, uid: { key: `${keys}:uid`, limit: 100 }, windowMs: 1000, maxInFlightMs: 5000 });
+  }
+
+  it("shares the allowance a 429 taught one process with every other, and grows it as requests are answered", async () => {
+    const keys = `${redis.prefix}:allow:${Date.now()}`;
+    const one = processGate(keys);
+    const other = processGate(keys);
+    const permits = [];
+    for (let i = 0; i < 8; i++) permits.push(await one.acquire({ ip: 2, uid: 5 }));
+    for (const p of permits.slice(0, 7)) p.settle();
+    const t0 = Date.now();
+    expect(permits[7]!.refused()).toBe(1000);
+    // A second 429 of the same crowding (sent before the cut) changes nothing.
+    await one.drain();
+    const late = await redis.client.hgetall(`${keys}:uid:allow`);
+    expect(Number(late.v)).toBeCloseTo(decrease * 40, 9);
+    expect(await other.allowanceNow()).toEqual({ ip: 1000, uid: decrease * 40 });
+    // The other process sits out the pause, then is held to the allowance (34: 6 requests of 5)
+    // while nothing is answered.
+    const sent: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const p = await other.acquire({ ip: 2, uid: 5 });
+      sent.push(p.grantedAt);
+      p.settle(1);
+    }
+    await other.drain();
+    expect(sent[0]! - t0).toBeGreaterThanOrEqual(990);
+    expect(sent[6]! - sent[0]!).toBeGreaterThanOrEqual(900); // the seventh waited for the first to expire
+    expect((await one.allowanceNow()).uid).toBeCloseTo(decrease * 40, 9);
+    // Answered, each request grows it in every process: slow start, by its whole weight (the
+    // threshold is 85% of the budget before the cut).
+    for (let i = 0; i < 3; i++) (await one.acquire({ ip: 2, uid: 5 })).settle();
+    await one.drain();
+    expect((await other.allowanceNow()).uid).toBeCloseTo(decrease * 40 + 15, 9);
+    // The allowance is remembered, but not forever.
+    const ttl = await redis.client.pttl(`${keys}:uid:allow`);
+    expect(ttl).toBeGreaterThan(3_000_000);
+    expect(ttl).toBeLessThanOrEqual(3_600_000);
+  });
+});
