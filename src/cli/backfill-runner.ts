@@ -52,9 +52,13 @@ export async function beyondHorizonOf(db: Db, plans: BackfillPlan[], nowMs = Dat
 }
 
 export async function progressOf(db: Db, plans: BackfillPlan[]) {
+  // Windows first, bills after: a window's bookmark commits no earlier than its bills, so the count
+  // includes every bill of the windows reported done (counted first, the bills of windows finishing
+  // in between were missing from "backfill complete: ... bills in range").
+  const windowsDone = await windowsDoneOf(db, plans);
   let bills = 0;
   for (const { account, windows } of plans) if (windows.length > 0) bills += await countBills(db, account.name, windows[0]!.data.fromMs, windows.at(-1)!.data.toMs);
-  return { windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal: plans.reduce((n, p) => n + p.windows.length, 0) };
+  return { windowsDone, bills, windowsTotal: plans.reduce((n, p) => n + p.windows.length, 0) };
 }
 
 /** Windows of the plans whose bookmark reached their end. */
