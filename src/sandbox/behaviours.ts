@@ -4,7 +4,7 @@
 // Here: the switches' validation and the request-level checks. The filter-time skew lives in
 // skew.ts, the unknown businessTypes in unknown-types.ts. See README "Behaviours of real exchanges".
 import type { BillsQuery } from "./query.ts";
-import { UNKNOWN_BUSINESS_TYPES, type HasNextMode, type SandboxOptions } from "./types.ts";
+import { UNKNOWN_BUSINESS_TYPES, type CoTenant, type HasNextMode, type SandboxOptions } from "./types.ts";
 
 export const DAY_MS = 86_400_000;
 export const REFUSAL_CODE = "-1170";
@@ -65,6 +65,23 @@ export function resolveBehaviours(o: SandboxOptions, billCount: number): Behavio
     ignoreTimeFilter,
     extraTypes: unknownTypes > 0 ? UNKNOWN_BUSINESS_TYPES : [],
   };
+}
+
+/** A valid co-tenant (SandboxOptions.coTenant, Sandbox.setCoTenant), or an error naming the option. */
+export function checkCoTenant(c: CoTenant | null): CoTenant | null {
+  if (c === null) return null;
+  if (typeof c !== "object") fail("coTenant", "an object { uidWeightPerSec, requestWeight? } or null", c);
+  const rate = c.uidWeightPerSec;
+  if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0) fail("coTenant.uidWeightPerSec", "a number > 0", rate);
+  if (c.requestWeight !== undefined) wholeNumber("coTenant.requestWeight", c.requestWeight, 1);
+  return c;
+}
+
+/** SandboxOptions.chargeRefused, checked. */
+export function checkChargeRefused(v: unknown): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== "boolean") fail("chargeRefused", "a boolean", v);
+  return v;
 }
 
 /** now − historyDays (integer ms), or null without a horizon. */

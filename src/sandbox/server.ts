@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { AccountBook } from "./account.ts";
 import { appendBill } from "./append.ts";
-import { horizonMs, resolveBehaviours } from "./behaviours.ts";
+import { checkChargeRefused, checkCoTenant, horizonMs, resolveBehaviours } from "./behaviours.ts";
 import { FaultInjector, htmlErrorPage, TOO_MANY_REQUESTS_BODY, WRONG_CONTENT_PAGE } from "./faults.ts";
 import { errorReply, handle, type HandlerContext, type IncomingCall, type Reply } from "./handlers.ts";
 import { generateHistory } from "./history.ts";
@@ -22,7 +22,7 @@ const ORDERINGS = ["asc", "desc", "newest-shuffled"];
 const ACCOUNT_EVOLUTIONS = ["per-request", "manual"];
 
 function emptyStats(): SandboxStats {
-  return { requests: 0, byStatus: {}, faultsInjected: 0, faultsByKind: {}, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0 };
+  return { requests: 0, byStatus: {}, faultsInjected: 0, faultsByKind: {}, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0, coTenantRequests: 0, coTenantRefused: 0 };
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -48,7 +48,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   applyUnknownTypes(history, seed, behaviours.unknownTypes);
   const store = history.store;
   const filterTimes = behaviours.filterSkewMs > 0 ? new FilterTimes(store, seed, behaviours.filterSkewMs) : null;
-  const limiter = new WeightLimiter(options.limits === undefined ? { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } : options.limits);
+  const limiter = new WeightLimiter(options.limits === undefined ? { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } : options.limits, checkChargeRefused(options.chargeRefused));
+  const primaryKey = (options.credentials ?? DEFAULT_SANDBOX_CREDENTIALS).apiKey;
+  limiter.setCoTenant(checkCoTenant(options.coTenant ?? null), primaryKey, now);
   const faults = new FaultInjector(seed, options.faults);
   const stallMs = options.stallMs ?? 2000;
   const log = options.log;
@@ -187,12 +189,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     hideBill: (billId) => void ctx.hidden.add(BigInt(billId)),
     revealBill: (billId) => void ctx.hidden.delete(BigInt(billId)),
     setFaults: (config) => faults.set(config),
+    setCoTenant: (coTenant) => limiter.setCoTenant(checkCoTenant(coTenant), primaryKey, Date.now()),
     accountState: (coinId) => ctx.accounts.state(coinId),
     mutateAccount: (coinId, change) => ctx.accounts.mutate(coinId, change),
     evolveAccount: (coinId) => ctx.accounts.evolve(coinId),
     retrievableFromMs: () => horizonMs(behaviours, Date.now()) ?? undefined,
     filterTimeOf: (bill) => bill.cTimeMs + (filterTimes?.offset(BigInt(bill.billId)) ?? 0),
-    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, faultsByKind: { ...stats.faultsByKind }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid }),
+    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, faultsByKind: { ...stats.faultsByKind }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid, coTenantRequests: limiter.coTenantRequests, coTenantRefused: limiter.coTenantRefused }),
     resetStats: () => {
       stats = emptyStats();
       limiter.resetStats();

@@ -54,6 +54,14 @@ export interface WeightLimits {
   windowMs: number;
 }
 
+/** Another client on the sandbox's primary UID, from another machine (no IP budget). */
+export interface CoTenant {
+  /** UID weight it spends per second, at a steady rate. */
+  uidWeightPerSec: number;
+  /** UID weight of each of its requests (default 5, a bills request). */
+  requestWeight?: number;
+}
+
 /** per-request: the account state of a coin id takes one seeded evolution step after each served
  *  account request for it; manual: it changes only through mutateAccount/evolveAccount (and the
  *  collateral follows the bill history, i.e. appendBill). */
@@ -75,6 +83,10 @@ export interface SandboxOptions {
   faults?: FaultConfig;
   stallMs?: number;
   limits?: WeightLimits | null;
+  /** A request refused with 429 is still charged its weight, as real exchanges count it. Default false. */
+  chargeRefused?: boolean;
+  /** Another client on the same UID spending a steady weight per second (default none). */
+  coTenant?: CoTenant;
   credentials?: SandboxCredentials;
   timestampToleranceMs?: number;
   log?: (line: string) => void;
@@ -131,6 +143,9 @@ export interface SandboxStats {
   accountRequests: number;
   maxIpWeightInWindow: number;
   maxUidWeightInWindow: number;
+  /** The co-tenant's requests, and how many of them the limits refused (not in rateLimited). */
+  coTenantRequests: number;
+  coTenantRefused: number;
 }
 
 export interface Sandbox {
@@ -142,6 +157,8 @@ export interface Sandbox {
   hideBill(billId: string): void;
   revealBill(billId: string): void;
   setFaults(faults: FaultConfig): void;
+  /** Starts, changes (its schedule restarts now) or stops (null) the co-tenant. */
+  setCoTenant(coTenant: CoTenant | null): void;
   stats(): SandboxStats;
   resetStats(): void;
   close(): Promise<void>;

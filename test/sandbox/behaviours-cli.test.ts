@@ -34,6 +34,18 @@ describe("sandbox behaviour flags", () => {
     expect(behavioursLine(o)).toBeNull();
   });
 
+  it("starts with a co-tenant and refused requests charged, and prints them", async () => {
+    const o = sandboxOptionsFromFlags({ ...BASE, coTenant: 30, chargeRefused: true });
+    expect(o).toMatchObject({ coTenant: { uidWeightPerSec: 30 }, chargeRefused: true });
+    expect(behavioursLine(o)).toBe("behaviours: another client on the UID spending 30 weight/s, refused requests charged");
+    const p = startCli(["sandbox", "--port", "0", "--bills", "100", "--co-tenant", "30", "--charge-refused"], { LOG_LEVEL: "warn" });
+    procs.push(p);
+    await waitFor("the behaviours line", async () => p.output().includes("Ctrl-C"), 60_000, 100);
+    expect(p.output()).toContain("behaviours: another client on the UID spending 30 weight/s, refused requests charged");
+    p.signal("SIGTERM");
+    expect(await p.exited).toBe(0);
+  });
+
   it("starts with every behaviour flag, prints them, and applies them", async () => {
     const p = startCli(
       ["sandbox", "--port", "0", "--bills", "300", "--history-days", "7", "--max-span", "2d", "--refusal-status", "200", "--page-cap", "10", "--has-next", "absent", "--filter-skew-ms", "500", "--unknown-types", "3", "--ignore-time-filter"],
@@ -67,6 +79,8 @@ describe("sandbox behaviour flags", () => {
     [["--has-next", "sometimes"], /--has-next.*honest, absent, always/],
     [["--filter-skew-ms", "-5"], /--filter-skew-ms/],
     [["--unknown-types", "many"], /--unknown-types must be a whole number/],
+    [["--co-tenant", "0"], /--co-tenant must be a UID weight per second > 0/],
+    [["--co-tenant", "half"], /--co-tenant must be/],
   ])("refuses %j with one line and exit code 2", async (args, says) => {
     const r = await runCli(["sandbox", "--port", "0", ...args], {}, 30_000);
     expect(r.code).toBe(2);

@@ -41,6 +41,11 @@ const pageCap = (v: string) => {
   return Number(v);
 };
 
+const weightPerSec = (v: string) => {
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0)) throw new InvalidArgumentError("--co-tenant must be a UID weight per second > 0, e.g. 30");
+  return Number(v);
+};
+
 /** The parsed flags of `ledger-sync sandbox`. */
 export interface SandboxFlags {
   host: string;
@@ -63,6 +68,8 @@ export interface SandboxFlags {
   filterSkewMs?: number;
   unknownTypes?: number;
   ignoreTimeFilter?: boolean;
+  coTenant?: number;
+  chargeRefused?: boolean;
 }
 
 /** startSandbox options for the flags (a flag left out leaves the option at its default). */
@@ -88,6 +95,8 @@ export function sandboxOptionsFromFlags(o: SandboxFlags): SandboxOptions {
     ...(o.filterSkewMs === undefined ? {} : { filterSkewMs: o.filterSkewMs }),
     ...(o.unknownTypes === undefined ? {} : { unknownTypes: o.unknownTypes }),
     ...(o.ignoreTimeFilter ? { ignoreTimeFilter: true } : {}),
+    ...(o.coTenant === undefined ? {} : { coTenant: { uidWeightPerSec: o.coTenant } }),
+    ...(o.chargeRefused ? { chargeRefused: true } : {}),
   };
 }
 
@@ -102,6 +111,8 @@ export function behavioursLine(o: SandboxOptions): string | null {
   if (o.filterSkewMs !== undefined) parts.push(`filter skew up to ${o.filterSkewMs} ms`);
   if (o.unknownTypes !== undefined) parts.push(`${o.unknownTypes} bills of unknown types`);
   if (o.ignoreTimeFilter === true) parts.push("time filter ignored");
+  if (o.coTenant !== undefined) parts.push(`another client on the UID spending ${o.coTenant.uidWeightPerSec} weight/s`);
+  if (o.chargeRefused === true) parts.push("refused requests charged");
   return parts.length === 0 ? null : `behaviours: ${parts.join(", ")}`;
 }
 
@@ -129,6 +140,8 @@ export function registerSandbox(program: Command): void {
     .option("--filter-skew-ms <ms>", "filter (and order) on a hidden time up to N ms after the ctime shown", int("--filter-skew-ms", 0))
     .option("--unknown-types <n>", "N bills carry a businessType outside the spec (position_adl, bonus_airdrop, fee_rebate)", int("--unknown-types", 0))
     .option("--ignore-time-filter", "accept startTime/endTime but do not filter on them")
+    .option("--co-tenant <weight/s>", "another client on the same UID spends this UID weight per second, steadily", weightPerSec)
+    .option("--charge-refused", "charge requests refused with 429 against the budget too, as real exchanges do")
     .action(async (o: SandboxFlags) => {
       const { startSandbox } = await import("../../sandbox/index.ts");
       const options = sandboxOptionsFromFlags(o);
