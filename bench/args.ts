@@ -1,6 +1,6 @@
 // Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
 // preset for checking the harness (any explicit flag still wins).
-export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify", "exchange-behaviours"] as const;
+export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify", "exchange-behaviours", "co-tenant"] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -28,6 +28,10 @@ export interface BenchArgs {
   verifyBills: number;
   /** Exchange behaviours: bills of the main history (the span-limit row has its own sparse year). */
   behaviourBills: number;
+  /** Co-tenant: bills, and the exchange's UID budget per window. */
+  coTenantBills: number;
+  coTenantWeight: number;
+  coTenantWindowMs: number;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
@@ -47,6 +51,9 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   snapshotRounds: 200,
   verifyBills: 1_000_000,
   behaviourBills: 20_000,
+  coTenantBills: 20_000,
+  coTenantWeight: 100,
+  coTenantWindowMs: 1000,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -59,6 +66,7 @@ const SMALL: Partial<BenchArgs> = {
   snapshotRounds: 20,
   verifyBills: 50_000,
   behaviourBills: 3000,
+  coTenantBills: 3000,
 };
 
 type NumericKey = { [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends number ? K : never }[keyof typeof DEFAULTS];
@@ -77,6 +85,9 @@ const NUMERIC: Record<string, NumericKey> = {
   "--snapshot-rounds": "snapshotRounds",
   "--verify-bills": "verifyBills",
   "--behaviour-bills": "behaviourBills",
+  "--co-tenant-bills": "coTenantBills",
+  "--co-tenant-weight": "coTenantWeight",
+  "--co-tenant-window-ms": "coTenantWindowMs",
 };
 
 const d = DEFAULTS;
@@ -89,6 +100,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   snapshots: --snapshot-rounds ${d.snapshotRounds}
   verify:    --verify-bills ${d.verifyBills}
   exchange-behaviours: --behaviour-bills ${d.behaviourBills}
+  co-tenant: --co-tenant-bills ${d.coTenantBills} --co-tenant-weight ${d.coTenantWeight} --co-tenant-window-ms ${d.coTenantWindowMs}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 
 function positive(flag: string, text: string | undefined): number {

@@ -8,6 +8,7 @@
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
 import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
+import { coTenant, CO_TENANT_METHOD, coTenantRows } from "./co-tenant.ts";
 import { BEHAVIOURS_METHOD, behaviourRows, exchangeBehaviours } from "./exchange-behaviours.ts";
 import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
@@ -33,6 +34,14 @@ const RUNNERS: Record<Item, Runner> = {
     rows: behaviourRows(await exchangeBehaviours({ bills: a.behaviourBills }), a.behaviourBills, sizeNote(a.behaviourBills, "behaviourBills")),
     method: BEHAVIOURS_METHOD,
   }),
+  "co-tenant": async (a) => {
+    const o = { bills: a.coTenantBills, uidWeight: a.coTenantWeight, windowMs: a.coTenantWindowMs };
+    return {
+      title: "Co-tenant: sharing the API key's budget with another client (issue 15)",
+      rows: coTenantRows(await coTenant(o), o, sizeNote(a.coTenantBills, "coTenantBills")),
+      method: CO_TENANT_METHOD,
+    };
+  },
 };
 
 cleanupOnSignals();

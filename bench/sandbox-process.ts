@@ -11,7 +11,12 @@ export interface HostStats extends SandboxStats {
   lastBillsResponseAt: number | undefined;
 }
 
-export type HostOp = { op: "stats" } | { op: "resetStats" } | { op: "append"; bill?: Partial<Omit<SandboxBill, "billId" | "balance">> };
+export type HostOp =
+  | { op: "stats" }
+  | { op: "resetStats" }
+  | { op: "append"; bill?: Partial<Omit<SandboxBill, "billId" | "balance">> }
+  | { op: "hideLate"; behindMs: number }
+  | { op: "reveal"; billId: string };
 export type HostRequest = { id: number } & HostOp;
 export type HostReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
 
@@ -22,6 +27,13 @@ export interface SandboxProcess {
   resetStats(): Promise<void>;
   /** Appends a bill now; `appendedAt` is when the sandbox had it (epoch ms). */
   appendBill(bill?: Partial<Omit<SandboxBill, "billId" | "balance">>): Promise<{ bill: SandboxBill; appendedAt: number }>;
+  /**
+   * Hides the latest bill at least `behindMs` old that has a later bill of its coin (so its absence
+   * breaks the balance chain): the exchange has it in its ledger but serves it only once revealed.
+   */
+  hideLateBill(behindMs: number): Promise<SandboxBill>;
+  /** Serves a hidden bill from now on; `revealedAt` is when (epoch ms). */
+  revealBill(billId: string): Promise<{ revealedAt: number }>;
   stop(): Promise<void>;
 }
 
@@ -71,6 +83,8 @@ export async function startSandboxProcess(options: Omit<SandboxOptions, "log">, 
     stats: () => ask<HostStats>({ op: "stats" }),
     resetStats: () => ask<void>({ op: "resetStats" }),
     appendBill: (bill) => ask({ op: "append", ...(bill ? { bill } : {}) }),
+    hideLateBill: (behindMs) => ask({ op: "hideLate", behindMs }),
+    revealBill: (billId) => ask({ op: "reveal", billId }),
     stop,
   };
 }

@@ -1,14 +1,17 @@
 // How much of a configured weight budget the client allows itself. The configuration says what the
 // exchange grants an API key that is alone; other clients on the same UID or IP (the user's trading
 // bot, a process killed mid-run whose requests the exchange still counts) take a part of it that
-// only a 429 reveals. So the allowance adapts as TCP's congestion window does (AIMD with slow start):
-// - each answered request grows it: by its own weight below the threshold (slow start: doubling per
-//   round trip, to win back quickly what a transient crowd took), then by GROWTH of its weight
-//   (about GROWTH of the allowance per window of full use: probing slowly where the last 429 was);
-// - a 429 cuts it to DECREASE × the weight we had in the window (what the exchange just granted),
-//   once per crowding: 429s of requests sent before the last cut tell nothing new;
-// - the threshold after a cut is DECREASE × the allowance before it, so a 429 that met little of
-//   our own weight (others held the budget) is followed by a quick climb, not a slow one.
+// only a 429 reveals. So the allowance adapts as TCP's congestion window does (AIMD):
+// - a 429 cuts it to DECREASE × the weight the exchange had granted us in the window (our charges
+//   there that were not refused), once per crowding: 429s of requests sent before the last cut
+//   tell nothing new;
+// - each answered request grows it by GROWTH of its weight (about GROWTH of the allowance per window
+//   of full use), probing slowly where the last 429 was; below the threshold by its whole weight
+//   (slow start: doubling per round trip);
+// - the threshold is the allowance after the cut, except after the first cut a gate learns of: then
+//   DECREASE × the allowance before it. A first 429 that met little of our own weight (a killed
+//   predecessor's requests filled the window) is so followed by a quick climb back; later cuts,
+//   at a rate we have measured, by slow probing (slow start there would overshoot every window).
 // redis-weight-gate.lua.ts applies the same rules to the allowance shared in Redis.
 
 export const ALLOWANCE_RULES = {
@@ -51,11 +54,12 @@ export class Allowance {
   }
 
   /**
-   * The exchange refused a request sent at `sentAt` as too many, with `used` of our weight in the
-   * window. Returns whether this cut the allowance (false: the same crowding as the last cut).
+   * The exchange refused a request sent at `sentAt` as too many, having granted `granted` of our
+   * weight in the window. Returns whether this cut the allowance (false: the same crowding as the
+   * last cut).
    */
-  cut(used: number, sentAt: number, now: number): boolean {
-    const next = cutState(this.state, this.limit, used, sentAt, now);
+  cut(granted: number, sentAt: number, now: number): boolean {
+    const next = cutState(this.state, this.limit, granted, sentAt, now);
     if (next === null) return false;
     this.state = next;
     return true;
@@ -69,11 +73,12 @@ function grown(s: AllowanceState, limit: number, weight: number): AllowanceState
 }
 
 /** The state after a 429, or null when the request was sent before the last cut. */
-function cutState(s: AllowanceState, limit: number, used: number, sentAt: number, now: number): AllowanceState | null {
+function cutState(s: AllowanceState, limit: number, granted: number, sentAt: number, now: number): AllowanceState | null {
   if (sentAt < s.cutAt) return null;
   const floor = Math.max(1, ALLOWANCE_RULES.floor * limit);
-  const value = Math.max(floor, ALLOWANCE_RULES.decrease * Math.min(s.value, used));
-  return { value, threshold: Math.max(value, ALLOWANCE_RULES.decrease * s.value), cutAt: now };
+  const value = Math.max(floor, ALLOWANCE_RULES.decrease * Math.min(s.value, granted));
+  const first = s.cutAt === -Infinity;
+  return { value, threshold: first ? Math.max(value, ALLOWANCE_RULES.decrease * s.value) : value, cutAt: now };
 }
 
 /**

@@ -198,7 +198,8 @@ return 1
 
 /**
  * The exchange refused a request as too many: its charge is settled now and stays (exchanges count
- * refused requests); the allowance of the budget to blame is cut, once per crowding (a request
+ * refused requests), marked refused; the allowance of the budget to blame is cut from the weight
+ * granted in the window, once per crowding (a request
  * sent before the last cut changes nothing), as allowance.ts says; every process pauses.
  * KEYS: 1 ip zset, 2 uid zset, 3 ip sum, 4 uid sum, 5 ip allow, 6 uid allow, 7 ip pause, 8 uid pause
  * ARGV: 1 ip member, 2 uid member, 3 windowMs, 4 ip limit, 5 uid limit, 6 sent at (µs), 7 pause ms,
@@ -210,23 +211,30 @@ local now = now_us()
 local window = tonumber(ARGV[3]) * 1000
 local limits = { tonumber(ARGV[4]), tonumber(ARGV[5]) }
 local ttl = tonumber(ARGV[8])
-local used = { 0, 0 }
+local granted = { 0, 0 }
 for i = 1, 2 do
-  if redis.call('ZADD', KEYS[i], 'XX', 'CH', fmt(now), ARGV[i]) == 1 and redis.call('PTTL', KEYS[i]) < ttl then
-    redis.call('PEXPIRE', KEYS[i], ttl)
+  -- The charge stays, renamed "<id>!:<weight>": counted, but known as not granted.
+  if redis.call('ZREM', KEYS[i], ARGV[i]) == 1 then
+    local refused = string.gsub(ARGV[i], ':([^:]*)$', '!:%1')
+    redis.call('ZADD', KEYS[i], fmt(now), refused)
+    if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
   end
-  local stale
-  used[i], stale = current_sum(KEYS[i], KEYS[i + 2], now, window)
-  if stale then store_sum(KEYS[i], KEYS[i + 2], used[i]) end
+  local used, stale = current_sum(KEYS[i], KEYS[i + 2], now, window)
+  if stale then store_sum(KEYS[i], KEYS[i + 2], used) end
+  granted[i] = used
+  for _, m in ipairs(redis.call('ZRANGE', KEYS[i], 0, -1)) do
+    if string.find(m, '!:', 1, true) then granted[i] = granted[i] - weight(m) end
+  end
 end
 local b = 2
-if used[1] / limits[1] > used[2] / limits[2] then b = 1 end
+if granted[1] / limits[1] > granted[2] / limits[2] then b = 1 end
 local v, t, c = allowance(KEYS[b + 4], limits[b])
 local cut = 0
 if tonumber(ARGV[6]) >= c then
   local decrease = tonumber(ARGV[9])
-  local nv = math.max(math.max(1, tonumber(ARGV[10]) * limits[b]), decrease * math.min(v, used[b]))
-  t = math.max(nv, decrease * v)
+  local nv = math.max(math.max(1, tonumber(ARGV[10]) * limits[b]), decrease * math.min(v, granted[b]))
+  -- The first cut this budget learns of keeps a quick climb back (allowance.ts says why).
+  if c < 0 then t = math.max(nv, decrease * v) else t = nv end
   v = nv
   redis.call('HSET', KEYS[b + 4], 'v', num(v), 't', num(t), 'c', fmt(now))
   redis.call('PEXPIRE', KEYS[b + 4], tonumber(ARGV[11]))

@@ -2,7 +2,8 @@
 // worker process on every machine draws from the same IP and UID budgets.
 //
 // Layout, per budget key K (e.g. "ledger-sync:w:ip:egress-1"):
-//   K        sorted set of charges. member "<id>:<weight>", score = the charge's "at" in Redis-TIME
+//   K        sorted set of charges. member "<id>:<weight>" ("<id>!:<weight>" once refused with a 429:
+//            it still counts, but was not granted), score = the charge's "at" in Redis-TIME
 //            microseconds: the charge counts while at + window > now. In flight, at = acquire time +
 //            maxInFlightMs (so the charge of a process that died still expires); settle() moves it
 //            to the finish time, or for a request given up without an answer to the latest time it

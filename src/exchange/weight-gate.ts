@@ -60,6 +60,8 @@ interface Charge {
   at: number;
   ip: number;
   uid: number;
+  /** The exchange refused it as too many: it still counts, but was not granted. */
+  refused?: boolean;
 }
 
 type Clock = () => number;
@@ -144,10 +146,11 @@ export class SlidingWindowGate implements WeightGate {
   private refused(charge: Charge, sentAt: number, retryAfterMs: number): number {
     const now = this.clock();
     if (charge.at === Infinity) charge.at = now;
+    charge.refused = true;
     this.expire(now);
-    const used = this.sum();
-    const budget = blamedBudget(used, this.budget);
-    this.allowances[budget].cut(used[budget], sentAt, now);
+    const granted = this.sum(true);
+    const budget = blamedBudget(granted, this.budget);
+    this.allowances[budget].cut(granted[budget], sentAt, now);
     const pauseMs = Math.max(this.budget.windowMs, retryAfterMs);
     this.pauseUntil(now + pauseMs);
     return pauseMs;
@@ -160,10 +163,12 @@ export class SlidingWindowGate implements WeightGate {
     this.charges.length = w;
   }
 
-  private sum(): Weight {
+  /** Weight charged in the window; `grantedOnly`: leaving out what the exchange refused. */
+  private sum(grantedOnly = false): Weight {
     let ip = 0;
     let uid = 0;
     for (const c of this.charges) {
+      if (grantedOnly && c.refused) continue;
       ip += c.ip;
       uid += c.uid;
     }
