@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALLOWANCE_RULES, Allowance, blamedBudget } from "../../src/exchange/allowance.ts";
 import { RedisWeightGate } from "../../src/exchange/redis-weight-gate.ts";
 import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
+import { virtualTime } from "../support/virtual-time.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
 const { decrease, growth } = ALLOWANCE_RULES;
@@ -76,12 +77,6 @@ describe("allowance rules", () => {
     expect(blamedBudget({ ip: 400, uid: 200 }, { ip: 500, uid: 500 })).toBe("ip");
   });
 });
-
-/** A virtual clock: sleeping advances time instantly. */
-function virtualTime() {
-  let now = 1_000_000;
-  return { clock: () => now, sleep: async (ms: number) => void (now += ms), now: () => now };
-}
 
 describe("in-process gate", () => {
   it("holds requests to the allowance after a 429 and pauses a whole window", async () => {

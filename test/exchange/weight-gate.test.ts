@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
-
-/** A virtual clock: sleeping advances time instantly, so the test checks arithmetic, not timing. */
-function virtualTime() {
-  let now = 1_000_000;
-  return { clock: () => now, sleep: async (ms: number) => void (now += ms), now: () => now };
-}
+import { virtualTime } from "../support/virtual-time.ts";
 
 describe("sliding-window weight gate", () => {
   it("says which permits a full budget held back (not those that only sat out a pause)", async () => {
