@@ -74,7 +74,8 @@ function grown(s: AllowanceState, limit: number, weight: number): AllowanceState
 
 /** The state after a 429, or null when the request was sent before the last cut. */
 function cutState(s: AllowanceState, limit: number, granted: number, sentAt: number, now: number): AllowanceState | null {
-  if (sentAt < s.cutAt) return null;
+  // Sent at or before the last cut (same millisecond included): the same crowding, seen late.
+  if (sentAt <= s.cutAt) return null;
   const floor = Math.max(1, ALLOWANCE_RULES.floor * limit);
   const value = Math.max(floor, ALLOWANCE_RULES.decrease * Math.min(s.value, granted));
   const first = s.cutAt === -Infinity;

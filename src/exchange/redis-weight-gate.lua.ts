@@ -230,7 +230,7 @@ local b = 2
 if granted[1] / limits[1] > granted[2] / limits[2] then b = 1 end
 local v, t, c = allowance(KEYS[b + 4], limits[b])
 local cut = 0
-if tonumber(ARGV[6]) >= c then
+if tonumber(ARGV[6]) > c then
   local decrease = tonumber(ARGV[9])
   local nv = math.max(math.max(1, tonumber(ARGV[10]) * limits[b]), decrease * math.min(v, granted[b]))
   -- The first cut this budget learns of keeps a quick climb back (allowance.ts says why).

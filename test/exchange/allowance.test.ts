@@ -18,6 +18,9 @@ describe("allowance rules", () => {
     // A request sent before that cut was refused in the same crowding: no second cut.
     expect(a.cut(150, 15, 25)).toBe(false);
     expect(a.value).toBe(decrease * 200);
+    // Nor one sent in the very millisecond of the cut (it was granted before the pause began).
+    expect(a.cut(150, 20, 26)).toBe(false);
+    expect(a.value).toBe(decrease * 200);
     // One sent after it is news.
     expect(a.cut(160, 30, 40)).toBe(true);
     expect(a.value).toBe(decrease * 160);
