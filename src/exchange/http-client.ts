@@ -45,6 +45,8 @@ export interface ApiCall<T> {
   query?: Record<string, string>;
   /** Request body; serialised once and signed exactly as sent. */
   body?: unknown;
+  /** The body's JSON text as it must be sent (ids beyond 2^53 as bare digits), instead of `body`. */
+  bodyText?: string;
   weight: Weight;
   /** Validates the parsed body; throws MalformedResponseError when it is not the promised shape. */
   parse: (json: JsonValue, text: string, info: ResponseInfo) => T;
@@ -167,7 +169,7 @@ export class ExchangeClient {
   /** Signs and sends one request the budget admitted, and settles its permit when it ends. */
   private async send<T>(c: ApiCall<T>, permit: Permit, abandon?: AbortSignal): Promise<Outcome<T>> {
     const queryString = c.query ? new URLSearchParams(c.query).toString() : "";
-    const body = c.body === undefined ? "" : JSON.stringify(c.body);
+    const body = c.bodyText ?? (c.body === undefined ? "" : JSON.stringify(c.body));
     const started = performance.now();
     let status: number | "error" = "error";
     let outcome: Outcome<T> | undefined;

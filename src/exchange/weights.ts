@@ -7,4 +7,6 @@ export interface Weight {
 export const ENDPOINT_WEIGHTS = {
   bills: { ip: 2, uid: 5 },
   account: { ip: 1, uid: 1 },
+  /** The v3 ledger endpoint (public sources; not in the spec). */
+  income: { ip: 2, uid: 5 },
 } as const satisfies Record<string, Weight>;
