@@ -17,6 +17,8 @@ export interface Bill {
   fillFee: string;
   /** Creation time, epoch milliseconds (always a safe integer). */
   cTimeMs: number;
+  /** Why a transfer was made, when the exchange says (not in the spec; public sources show it); null or absent otherwise. */
+  transferReason?: string | null;
   /** The item as received, numbers a JavaScript reader could not hold exactly turned into strings. */
   raw: unknown;
   /** The item's exact text, when known (what is quarantined if the bill turns out unusable). */
@@ -90,6 +92,14 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
     decimals[key] = parsed.text;
   }
 
+  const transferReason = o.transferReason;
+  if (transferReason !== undefined && transferReason !== null && typeof transferReason !== "string") {
+    return reject(`transferReason ${describe(transferReason)} is not a string`, time);
+  }
+  if (typeof transferReason === "string" && transferReason.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(transferReason, "utf8") > MAX_TEXT_BYTES) {
+    return reject(`transferReason is longer than ${MAX_TEXT_BYTES} bytes`, time);
+  }
+
   return {
     ok: true,
     unknownBusinessType: !isKnownBusinessType(fields.businessType),
@@ -102,6 +112,7 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
       balance: decimals.balance,
       fillFee: decimals.fillFee,
       cTimeMs: time,
+      transferReason: transferReason ?? null,
       raw: storable.json,
       rawText,
     },

@@ -34,18 +34,13 @@ export interface IncomeQuery {
   incomeType?: string;
 }
 
-export interface IncomeBill extends Bill {
-  /** Why a transfer was made; null when the exchange gave none. */
-  transferReason: string | null;
-}
-
 export interface IncomePage {
   /** Items in the response, valid or not. */
   itemCount: number;
   hasNextPage: boolean;
   /** null on the last page. */
   nextKey: IncomeCursor | null;
-  bills: IncomeBill[];
+  bills: Bill[];
   rejected: RejectedItem[];
   /** incomeType values outside the spec's businessType list, seen on this page. */
   unknownBusinessTypes: string[];
@@ -117,7 +112,7 @@ export function parseIncomePage(json: JsonValue, _text?: string, info: ResponseI
   return page;
 }
 
-type IncomeItemResult = { ok: true; bill: IncomeBill; unknownBusinessType: boolean } | { ok: false; rejected: RejectedItem };
+type IncomeItemResult = { ok: true; bill: Bill; unknownBusinessType: boolean } | { ok: false; rejected: RejectedItem };
 
 /** One v3 item, read under v2's names by v2's rules, then given its own raw form and transferReason. */
 export function parseIncomeItem(item: JsonValue, text: string | undefined, invalidUtf8 = false): IncomeItemResult {
@@ -132,13 +127,9 @@ export function parseIncomeItem(item: JsonValue, text: string | undefined, inval
   if (o.symbol === null) asV2.symbol = "";
   const r: ItemResult = parseBillItem(asV2, { text: rawText, invalidUtf8 });
   if (!r.ok) return r;
-  const reason = o.transferReason;
-  if (reason !== undefined && reason !== null && typeof reason !== "string") {
-    return { ok: false, rejected: { rawText, reason: `transferReason ${describe(reason)} is not a string`, cTimeMs: r.bill.cTimeMs } };
-  }
   const storable = toStorable(o, "item");
   if (!storable.ok) return { ok: false, rejected: { rawText, reason: storable.reason, cTimeMs: r.bill.cTimeMs } };
-  return { ok: true, unknownBusinessType: r.unknownBusinessType, bill: { ...r.bill, raw: storable.json, transferReason: reason ?? null } };
+  return { ok: true, unknownBusinessType: r.unknownBusinessType, bill: { ...r.bill, raw: storable.json } };
 }
 
 /** v3 name → the v2 name parseBillItem reads. */
@@ -151,6 +142,7 @@ const RENAMES: ReadonlyArray<readonly [string, string]> = [
   ["balance", "balance"],
   ["fillFee", "fillFee"],
   ["time", "cTime"],
+  ["transferReason", "transferReason"],
 ];
 
 /** The cursor, null, or undefined when it is neither. */

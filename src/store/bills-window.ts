@@ -27,7 +27,13 @@ export interface BillsWindowWrite {
   rejected: RejectedItem[];
   /** Where rejected items were met (window, filters): stored with them. */
   context: Record<string, unknown>;
+  /** The endpoint the bills came from, stored with new bills (default "v2"). */
+  source?: BillSource;
+  /** Where a stream paged by a cursor resumes after this write (null: between ranges). */
+  resume?: unknown;
 }
+
+export type BillSource = "v2" | "v3";
 
 export interface BillsWindowResult {
   inserted: number;
@@ -43,8 +49,11 @@ export interface BillsWindowResult {
 
 // Content columns: a difference in any of them is a revision. Numerics compare as text so that a
 // change of scale ("1.5" -> "1.50") is recorded too: we keep what the exchange sent, digit for digit.
+// A transfer reason not sent is not a change (an endpoint may leave it out); one sent that differs
+// from what is stored, a first one included, is.
 const CONTENT_DIFFERS = `(b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.created_at_ms)
-  IS DISTINCT FROM (i.coin, i.symbol, i.business_type, i.amount::text, i.balance::text, i.fill_fee::text, i.created_at_ms)`;
+  IS DISTINCT FROM (i.coin, i.symbol, i.business_type, i.amount::text, i.balance::text, i.fill_fee::text, i.created_at_ms)
+  OR (i.transfer_reason IS NOT NULL AND i.transfer_reason IS DISTINCT FROM b.transfer_reason)`;
 
 // New bills, by far the most (a backfill writes nothing else), take the cheap path: INSERT ... ON
 // CONFLICT DO NOTHING, with no per-row lookup and no DO UPDATE machinery (1,000-bill batches into
@@ -65,13 +74,13 @@ const CONTENT_DIFFERS = `(b.coin, b.symbol, b.business_type, b.amount::text, b.b
 const SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($2::json)
-    AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric, fill_fee numeric, created_at_ms bigint, raw jsonb)
+    AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric, fill_fee numeric, created_at_ms bigint, raw jsonb, transfer_reason text)
   WHERE set_config('ledger_sync.revision', 'on', true) = 'on'
 ),
 inserted AS (
-  INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, last_seen_at)
+  INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, last_seen_at, source, transfer_reason)
   SELECT $1, i.bill_id, i.coin, i.symbol, i.business_type, i.amount, i.balance, i.fill_fee,
-         timestamptz 'epoch' + i.created_at_ms * interval '1 millisecond', i.created_at_ms, i.raw, $3, $3
+         timestamptz 'epoch' + i.created_at_ms * interval '1 millisecond', i.created_at_ms, i.raw, $3, $3, $11, i.transfer_reason
   FROM input i
   ON CONFLICT (account_name, bill_id) DO NOTHING
   RETURNING bill_id, created_at_ms
@@ -88,6 +97,7 @@ updated AS (
     amount = k.amount, balance = k.balance, fill_fee = k.fill_fee,
     created_at = timestamptz 'epoch' + k.created_at_ms * interval '1 millisecond', created_at_ms = k.created_at_ms,
     raw = CASE WHEN k.differs THEN k.raw ELSE b.raw END,
+    transfer_reason = coalesce(k.transfer_reason, b.transfer_reason),
     last_seen_at = $3
   FROM known k
   WHERE b.ctid = k.row_id AND b.account_name = $1 AND b.bill_id = k.bill_id
@@ -97,10 +107,10 @@ quarantined AS (
   ${quarantineUpsertSql({ account: "$1", stream: "$4", reasons: "$5", texts: "$6", hashes: "$7", context: "$8", now: "$3" })}
 ),
 cursor AS (
-  INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at)
-  SELECT $1, $10, $9::bigint, $3 WHERE $10::text IS NOT NULL
+  INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at, resume)
+  SELECT $1, $10, $9::bigint, $3, $12::jsonb WHERE $10::text IS NOT NULL
   ON CONFLICT (account_name, stream) DO UPDATE SET
-    cursor_ms = GREATEST(s.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at
+    cursor_ms = GREATEST(s.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at, resume = excluded.resume
   RETURNING 1
 ),
 dirty AS (
@@ -140,6 +150,8 @@ export function billsWindowStatement(w: BillsWindowWrite): { text: string; value
     JSON.stringify(w.context),
     String(w.cursorMs),
     cursorStream,
+    w.source ?? "v2",
+    w.resume === undefined || w.resume === null ? null : JSON.stringify(w.resume),
   ];
   return { text: SQL, values, cursorStream };
 }
@@ -176,6 +188,7 @@ function billsDocument(bills: Bill[]): string {
       fill_fee: b.fillFee,
       created_at_ms: b.cTimeMs,
       raw: b.raw,
+      transfer_reason: b.transferReason ?? null,
     })),
   );
 }

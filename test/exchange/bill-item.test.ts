@@ -95,3 +95,14 @@ describe("bill item parsing", () => {
     );
   });
 });
+
+describe("transferReason (not in the spec; public sources show it on both endpoints)", () => {
+  const item = (extra: string) => `{"billId":"1","coin":"USDT","symbol":"","businessType":"trans_from_exchange","amount":"1","balance":"1","fillFee":"0","cTime":"1700000000000"${extra}}`;
+  const parseText = (text: string) => parseBillItem(parseLossless(text), { text });
+  it("is kept when sent, null when null or left out, and rejects the item when not a string", () => {
+    expect(parseText(item(`,"transferReason":"USER_TRANSFER"`))).toMatchObject({ ok: true, bill: { transferReason: "USER_TRANSFER" } });
+    expect(parseText(item(`,"transferReason":null`))).toMatchObject({ ok: true, bill: { transferReason: null } });
+    expect(parseText(item(""))).toMatchObject({ ok: true, bill: { transferReason: null } });
+    expect(parseText(item(`,"transferReason":7`))).toMatchObject({ ok: false, rejected: { reason: "transferReason 7 is not a string" } });
+  });
+});

@@ -143,3 +143,43 @@ describe("committing a bills window", () => {
     }
   });
 });
+
+describe("source, transfer reason and resume point", () => {
+  const read = (id: string) =>
+    t.db.$queryRawUnsafe<{ source: string; transfer_reason: string | null }[]>("SELECT source, transfer_reason FROM bills WHERE account_name = 'src' AND bill_id = $1", id);
+  const revisions = (id: string) =>
+    t.db.$queryRawUnsafe<{ transfer_reason: string | null }[]>("SELECT transfer_reason FROM bill_revisions WHERE account_name = 'src' AND bill_id = $1 ORDER BY id", id);
+  const put = (bills: Bill[], source: "v2" | "v3", resume?: unknown) =>
+    commitBillsWindow(t.db, { accountName: "src", stream: "bills", cursorMs: 1700000000200, bills, rejected: [], context: {}, source, resume });
+
+  it("stores the endpoint that first stored a bill, and never changes it", async () => {
+    await put([bill("501")], "v3");
+    await put([bill("502")], "v2");
+    expect((await put([bill("501")], "v2")).revised).toBe(0);
+    expect(await read("501")).toEqual([{ source: "v3", transfer_reason: null }]);
+    expect(await read("502")).toEqual([{ source: "v2", transfer_reason: null }]);
+    // Not even by hand: the audit trail's guard refuses it.
+    await expect(t.db.$executeRawUnsafe("UPDATE bills SET source = 'v2' WHERE account_name = 'src' AND bill_id = '501'")).rejects.toThrow(/source never change/);
+  });
+
+  it("keeps a transfer reason an endpoint leaves out, and files a changed one as a revision", async () => {
+    await put([bill("511", { transferReason: "USER_TRANSFER" })], "v3");
+    // v2 leaves it out: nothing changes, nothing is revised.
+    expect((await put([bill("511")], "v2")).revised).toBe(0);
+    expect(await read("511")).toEqual([{ source: "v3", transfer_reason: "USER_TRANSFER" }]);
+    expect(await revisions("511")).toEqual([]);
+    // A different reason is a new version: the old one goes to bill_revisions with its reason.
+    expect((await put([bill("511", { transferReason: "SYSTEM_TRANSFER" })], "v3")).revised).toBe(1);
+    expect(await read("511")).toEqual([{ source: "v3", transfer_reason: "SYSTEM_TRANSFER" }]);
+    expect(await revisions("511")).toEqual([{ transfer_reason: "USER_TRANSFER" }]);
+  });
+
+  it("writes the resume point with the rows, and clears it when none is given", async () => {
+    const resume = { fromMs: 1, toMs: 2, nextKey: { nextKeyId: "98765432109876543210", nextKeyTime: "1700000000100" } };
+    await put([bill("521")], "v3", resume);
+    const state = () => t.db.$queryRawUnsafe<{ resume: unknown }[]>("SELECT resume FROM sync_state WHERE account_name = 'src' AND stream = 'bills'");
+    expect(await state()).toEqual([{ resume }]);
+    await put([], "v3");
+    expect(await state()).toEqual([{ resume: null }]);
+  });
+});
