@@ -10,7 +10,8 @@ import type { Prng } from "./prng.ts";
 import { parseBillsQuery, selectBills, type FilterIndexes } from "./query.ts";
 import type { FilterTimes } from "./skew.ts";
 import type { BillStore } from "./store.ts";
-import { ACCOUNT_PATH, BILLS_PATH, WEIGHTS, type Ordering, type SandboxCredentials } from "./types.ts";
+import { serveIncome, type IncomeOrdering } from "./income.ts";
+import { ACCOUNT_PATH, BILLS_PATH, INCOME_PATH, WEIGHTS, type Ordering, type SandboxCredentials } from "./types.ts";
 
 export interface Reply {
   status: number;
@@ -29,6 +30,7 @@ export interface HandlerContext {
   extraCredentials: readonly SandboxCredentials[];
   toleranceMs: number;
   ordering: Ordering;
+  incomeOrdering: IncomeOrdering;
   startInclusive: boolean;
   endInclusive: boolean;
   accounts: AccountBook;
@@ -53,7 +55,13 @@ export function errorReply(status: number, code: string, msg: string): Reply {
 /** `charge` is false for a "truncated" fault: the body is produced but no weight is consumed. */
 export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean): Reply {
   const endpoint =
-    call.method === "POST" && call.path === BILLS_PATH ? "bills" : call.method === "GET" && call.path === ACCOUNT_PATH ? "account" : null;
+    call.method === "POST" && call.path === BILLS_PATH
+      ? "bills"
+      : call.method === "POST" && call.path === INCOME_PATH
+        ? "income"
+        : call.method === "GET" && call.path === ACCOUNT_PATH
+          ? "account"
+          : null;
   if (endpoint === null) return errorReply(404, "404", `Not Found: ${call.method} ${call.path}`);
   const now = Date.now();
   const key = call.headers["access-key"];
@@ -66,6 +74,10 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
       ctx.onRateLimited();
       return { status: 429, body: TOO_MANY_REQUESTS_BODY, contentType: JSON_TYPE };
     }
+  }
+  if (endpoint === "income") {
+    const r = serveIncome({ store: ctx.store, behaviours: ctx.behaviours, ordering: ctx.incomeOrdering, hidden: ctx.hidden }, call.body.toString("utf8"), now);
+    return { ...r, contentType: JSON_TYPE };
   }
   return endpoint === "bills" ? bills(ctx, call, now) : account(ctx, call);
 }

@@ -11,10 +11,11 @@ import { errorReply, handle, type HandlerContext, type IncomingCall, type Reply 
 import { generateHistory } from "./history.ts";
 import { WeightLimiter } from "./limits.ts";
 import { Prng } from "./prng.ts";
+import { INCOME_ORDERINGS } from "./income.ts";
 import { FilterIndexes } from "./query.ts";
 import { FilterTimes } from "./skew.ts";
 import { applyUnknownTypes } from "./unknown-types.ts";
-import { ACCOUNT_PATH, BILLS_PATH, DEFAULT_SANDBOX_CREDENTIALS, type FaultKind, type Sandbox, type SandboxOptions, type SandboxStats } from "./types.ts";
+import { ACCOUNT_PATH, BILLS_PATH, INCOME_PATH, DEFAULT_SANDBOX_CREDENTIALS, type FaultKind, type Sandbox, type SandboxOptions, type SandboxStats } from "./types.ts";
 
 const DAY_MS = 86_400_000;
 const MAX_BODY_BYTES = 64 * 1024;
@@ -22,7 +23,7 @@ const ORDERINGS = ["asc", "desc", "newest-shuffled"];
 const ACCOUNT_EVOLUTIONS = ["per-request", "manual"];
 
 function emptyStats(): SandboxStats {
-  return { requests: 0, byStatus: {}, faultsInjected: 0, faultsByKind: {}, rateLimited: 0, billsRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0, coTenantRequests: 0, coTenantRefused: 0 };
+  return { requests: 0, byStatus: {}, faultsInjected: 0, faultsByKind: {}, rateLimited: 0, billsRequests: 0, incomeRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0, coTenantRequests: 0, coTenantRefused: 0 };
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -30,6 +31,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const seed = options.seed ?? 1;
   const ordering = options.ordering ?? "desc";
   if (!ORDERINGS.includes(ordering)) throw new Error(`sandbox: unknown ordering ${JSON.stringify(ordering)}`);
+  const incomeOrdering = options.incomeOrdering ?? "desc";
+  if (!INCOME_ORDERINGS.includes(incomeOrdering)) throw new Error(`sandbox: incomeOrdering must be "desc" or "asc", got ${JSON.stringify(incomeOrdering)}`);
   const accountEvolution = options.accountEvolution ?? "per-request";
   if (!ACCOUNT_EVOLUTIONS.includes(accountEvolution)) throw new Error(`sandbox: unknown accountEvolution ${JSON.stringify(accountEvolution)}`);
   const startMs = options.startMs ?? now - 30 * DAY_MS;
@@ -64,6 +67,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     extraCredentials: options.extraCredentials ?? [],
     toleranceMs: options.timestampToleranceMs ?? 30_000,
     ordering,
+    incomeOrdering,
     startInclusive: options.startInclusive ?? true,
     endInclusive: options.endInclusive ?? true,
     accounts: new AccountBook({ seed, store, startMs, endMs, evolution: accountEvolution }),
@@ -102,6 +106,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     };
     stats.requests++;
     if (call.path === BILLS_PATH) stats.billsRequests++;
+    else if (call.path === INCOME_PATH) stats.incomeRequests++;
     else if (call.path === ACCOUNT_PATH) stats.accountRequests++;
     const fault = faults.decide();
     if (fault !== null) {

@@ -83,6 +83,8 @@ export interface SandboxOptions {
   faults?: FaultConfig;
   stallMs?: number;
   limits?: WeightLimits | null;
+  /** Item order of the v3 ledger endpoint: "desc" (newest first, default) or "asc". */
+  incomeOrdering?: "desc" | "asc";
   /** A request refused with 429 is still charged its weight, as real exchanges count it. Default false. */
   chargeRefused?: boolean;
   /** Another client on the same UID spending a steady weight per second (default none). */
@@ -140,6 +142,8 @@ export interface SandboxStats {
   faultsByKind: Partial<Record<FaultKind, number>>;
   rateLimited: number;
   billsRequests: number;
+  /** Requests to the v3 ledger endpoint (income.ts). */
+  incomeRequests: number;
   accountRequests: number;
   maxIpWeightInWindow: number;
   maxUidWeightInWindow: number;
@@ -330,9 +334,12 @@ export type BusinessType = (typeof BUSINESS_TYPES)[number];
 
 export const BILLS_PATH = "/capi/v2/account/bills";
 export const ACCOUNT_PATH = "/capi/v2/account/account";
+/** The v3 ledger endpoint (income.ts). */
+export const INCOME_PATH = "/capi/v3/account/income";
 
 /** Spec part 8 weights. */
 export const WEIGHTS = {
   bills: { ip: 2, uid: 5 },
   account: { ip: 1, uid: 1 },
+  income: { ip: 2, uid: 5 },
 } as const;
