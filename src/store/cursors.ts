@@ -6,3 +6,12 @@ export async function readCursor(db: Db, accountName: string, stream: string): P
   const row = await db.syncState.findUnique({ where: { accountName_stream: { accountName, stream } } });
   return row ? Number(row.cursorMs) : undefined;
 }
+
+/**
+ * Where a stream paged by the exchange's cursor resumes (sync_state.resume), or null between
+ * ranges. Returned as stored: the stream validates its shape.
+ */
+export async function readResume(db: Db, accountName: string, stream: string): Promise<unknown> {
+  const row = await db.syncState.findUnique({ where: { accountName_stream: { accountName, stream } }, select: { resume: true } });
+  return row?.resume ?? null;
+}

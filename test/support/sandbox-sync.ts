@@ -13,6 +13,9 @@ export interface SyncOptions {
   timeoutMs?: number;
   /** Where the stream logs (default: nowhere). */
   logger?: Logger;
+  /** The endpoint the stream reads (default v2). */
+  source?: "v2" | "v3";
+  signal?: AbortSignal;
 }
 
 export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: string, o: SyncOptions = {}): Promise<BillsSyncSummary> {
@@ -27,6 +30,8 @@ export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: str
       backfillFromMs: o.fromMs ?? sandbox.truth()[0]!.cTimeMs,
       lookbackMs: o.lookbackMs ?? 600_000,
       ...(o.untilMs === undefined ? {} : { untilMs: o.untilMs }),
+      ...(o.source ? { source: o.source } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
     });
   } finally {
     await client.close();

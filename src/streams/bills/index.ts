@@ -3,12 +3,13 @@ import type { Logger } from "pino";
 import { BILLS_MAX_LIMIT, fetchBillsPage } from "../../exchange/bills-endpoint.ts";
 import type { ExchangeClient } from "../../exchange/http-client.ts";
 import { countBills } from "../../store/backfill-progress.ts";
-import { commitBillsWindow } from "../../store/bills-window.ts";
+import { commitBillsWindow, type BillSource } from "../../store/bills-window.ts";
 import { readCursor } from "../../store/cursors.ts";
 import { NO_FACTS, readExchangeFacts, saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
 import { recordRun } from "../../store/sync-runs.ts";
+import { syncAccountIncome } from "../bills-v3/index.ts";
 import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
 import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
 import { widthForDensity } from "./window-sizer.ts";
@@ -48,6 +49,8 @@ export interface BillsAccountSync {
   onLateness?: (latenessMs: number[]) => void;
   /** The exchange's limits as the user set them (EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS). */
   exchangeLimits?: ExchangeLimitsSetting;
+  /** The endpoint to read: "v2" (bills, default) or "v3" (income, paged by a cursor: ../bills-v3). */
+  source?: BillSource;
   signal?: AbortSignal;
 }
 
@@ -69,6 +72,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   if (o.cursorStream && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
   const toMs = o.untilMs ?? Date.now();
   const runStream = cursorStream ?? o.recordAs ?? REPAIR_STREAM;
+  if (o.source === "v3") return syncAccountIncome(o, { fromMs, toMs, cursorStream, runStream });
   const limit = o.limit ?? BILLS_MAX_LIMIT;
   const initialWindowMs = o.cursorStream ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });

@@ -1,0 +1,94 @@
+// Wires the bills stream's v3 source (the income endpoint, paged by a cursor) to the exchange
+// client and the store for one account: the same bookmarks, rows, run records and exchange facts
+// as the v2 source (../bills/index.ts), so an account can switch source and back.
+import { z } from "zod";
+import { fetchIncomePage } from "../../exchange/income-endpoint.ts";
+import { commitBillsWindow } from "../../store/bills-window.ts";
+import { readCursor, readResume } from "../../store/cursors.ts";
+import { NO_FACTS, readExchangeFacts, saveExchangeFacts } from "../../store/exchange-profiles.ts";
+import { recordRun } from "../../store/sync-runs.ts";
+import { BILLS_STREAM, type BillsSyncSummary } from "../bills/bills-stream.ts";
+import { ExchangeProfile } from "../bills/exchange-profile.ts";
+import type { BillsAccountSync } from "../bills/index.ts";
+import { syncIncome, type IncomeResume } from "./income-sync.ts";
+
+const digits = z.string().regex(/^[0-9]{1,78}$/);
+const resumeSchema = z.object({
+  fromMs: z.number().int().nonnegative(),
+  toMs: z.number().int().nonnegative(),
+  nextKey: z.object({ nextKeyId: digits, nextKeyTime: digits }),
+});
+
+/** Same contract as syncAccountBills (v2): `start` is where the run begins, `toMs` where it ends. */
+export async function syncAccountIncome(o: BillsAccountSync, plan: { fromMs: number; toMs: number; cursorStream: string | null; runStream: string }): Promise<BillsSyncSummary> {
+  const { fromMs, toMs, cursorStream, runStream } = plan;
+  const stored = cursorStream === null ? null : await readResume(o.db, o.accountName, cursorStream);
+  const parsed = stored === null ? null : resumeSchema.safeParse(stored);
+  if (parsed && !parsed.success) throw new Error(`sync_state.resume of ${o.accountName}/${cursorStream} is not a v3 cursor: ${JSON.stringify(stored)}`);
+  const resume: IncomeResume | null = parsed?.data ?? null;
+  const logger = o.logger.child({ account: o.accountName, stream: runStream, source: "v3" });
+  const profile = new ExchangeProfile(100, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
+  const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
+  logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null, resume }, "bills sync starting");
+  const summary = await recordRun(
+    o.db,
+    { accountName: o.accountName, stream: runStream, windowFromMs: fromMs, windowToMs: toMs },
+    async (): Promise<BillsSyncSummary> => {
+      const s = await syncIncome(
+        { fromMs, toMs, resume },
+        {
+          fetchPage: (q, signal) => fetchIncomePage(o.client, q, signal ?? o.signal),
+          commit: (w) =>
+            commitBillsWindow(o.db, {
+              accountName: o.accountName,
+              stream: BILLS_STREAM,
+              cursorStream,
+              // Until the range's last page the bookmark stays where the run began (cursor_ms
+              // only grows, so an existing one is kept).
+              cursorMs: w.rangeDoneMs ?? fromMs - 1,
+              bills: w.bills,
+              rejected: w.rejected,
+              context: w.context,
+              source: "v3",
+              resume: w.resume,
+            }),
+          limits: profile.limits,
+          logger,
+          ...(o.signal ? { signal: o.signal } : {}),
+        },
+      );
+      return {
+        fromMs,
+        toMs,
+        windows: s.ranges,
+        requests: s.requests,
+        splitMilliseconds: 0,
+        unverifiedMilliseconds: [],
+        billsFetched: s.billsFetched,
+        inserted: s.inserted,
+        revised: s.revised,
+        quarantined: s.quarantined,
+        unknownBusinessTypes: s.unknownBusinessTypes,
+        requestsCalledOff: 0,
+        requestsHedged: 0,
+        hasNextPageDistrusted: false,
+        historyFromMs: s.historyFromMs,
+        exchange: profile.facts(),
+        fetchSeconds: s.fetchSeconds,
+        writeSeconds: s.writeSeconds,
+      };
+    },
+    (s) => ({
+      outcome: "ok",
+      pages: s.requests,
+      recordsFetched: s.billsFetched,
+      recordsNew: s.inserted,
+      recordsChanged: s.revised,
+      quarantined: s.quarantined,
+      detail: { source: "v3", ranges: s.windows, unknownBusinessTypes: s.unknownBusinessTypes, historyFromMs: s.historyFromMs, exchange: s.exchange },
+    }),
+    () => o.signal?.aborted === true,
+  ).finally(() => saveExchangeFacts(o.db, o.accountName, profile.facts()));
+  logger.info(summary, "bills sync finished");
+  return summary;
+}
