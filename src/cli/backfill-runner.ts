@@ -94,6 +94,7 @@ export async function runInline({ config, logger, databaseUrl, plans, wait }: Ru
               fromMs: w.data.fromMs,
               untilMs: w.data.toMs,
               cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs),
+              source: plan.account.billsSource,
               exchangeLimits: config.exchange.limits,
               signal,
             });

@@ -5,14 +5,18 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { parseInstant } from "./env-schema.ts";
+import { BILLS_SOURCES, parseInstant } from "./env-schema.ts";
 import { ConfigError, requireCredentials, type Config, type ExchangeCredentials } from "./index.ts";
+
+export type BillSource = (typeof BILLS_SOURCES)[number];
 
 export interface AccountConfig {
   name: string;
   coinIds: string[];
   backfillFromMs: number;
   credentials: ExchangeCredentials;
+  /** The endpoint the bills stream reads for this account (BILLS_SOURCE, or its own billsSource). */
+  billsSource: BillSource;
 }
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable");
@@ -21,6 +25,7 @@ const accountEntry = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
   coinIds: z.array(z.union([z.string().regex(/^[0-9]+$/, "must be numeric"), z.number().int().nonnegative()]).transform(String)).default([]),
   backfillFrom: z.union([z.string(), z.number().int().positive()]).optional(),
+  billsSource: z.enum(BILLS_SOURCES, { message: `must be one of ${BILLS_SOURCES.join(", ")}` }).optional(),
   apiKeyEnv: envName,
   apiSecretEnv: envName,
   passphraseEnv: envName,
@@ -30,7 +35,7 @@ const accountsFile = z.strictObject({ accounts: z.array(accountEntry).min(1, "mu
 
 export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.env): AccountConfig[] {
   if (!config.accountsFile) {
-    return [{ name: config.accountName, coinIds: config.coinIds, backfillFromMs: config.backfillFromMs, credentials: requireCredentials(config, env) }];
+    return [{ name: config.accountName, coinIds: config.coinIds, backfillFromMs: config.backfillFromMs, credentials: requireCredentials(config, env), billsSource: config.billsSource }];
   }
   const file = config.accountsFile;
   let text: string;
@@ -65,6 +70,12 @@ export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.en
       if (ms === undefined) throw new ConfigError(`ACCOUNTS_FILE ${file}: accounts.${i}.backfillFrom must be an ISO date or epoch milliseconds`);
       backfillFromMs = ms;
     }
-    return { name: a.name, coinIds: [...new Set(a.coinIds)], backfillFromMs, credentials: { apiKey: secret("apiKeyEnv"), apiSecret: secret("apiSecretEnv"), passphrase: secret("passphraseEnv") } };
+    return {
+      name: a.name,
+      coinIds: [...new Set(a.coinIds)],
+      backfillFromMs,
+      credentials: { apiKey: secret("apiKeyEnv"), apiSecret: secret("apiSecretEnv"), passphrase: secret("passphraseEnv") },
+      billsSource: a.billsSource ?? config.billsSource,
+    };
   });
 }

@@ -178,6 +178,8 @@ const redisUrl = z
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export const LOG_FORMATS = ["json", "pretty"] as const;
+/** The endpoints the bills stream can read: v2 bills (the spec's), v3 income (paged by a cursor). */
+export const BILLS_SOURCES = ["v2", "v3"] as const;
 
 export const envSchema = z.object({
   DATABASE_URL: postgresUrl,
@@ -264,6 +266,12 @@ export const envSchema = z.object({
   EXCHANGE_TIMEOUT_MS: positiveInt(15_000),
   EXCHANGE_MAX_ATTEMPTS: positiveInt(6),
   EXCHANGE_MAX_WAIT_MS: positiveInt(900_000),
+  BILLS_SOURCE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v.toLowerCase() : "v2"))
+    .pipe(z.enum(BILLS_SOURCES, { message: `must be one of ${BILLS_SOURCES.join(", ")}` })),
   LOG_LEVEL: z
     .string()
     .trim()

@@ -33,6 +33,8 @@ export interface Config {
     limits: { maxSpanMs?: number; historyDays?: number };
   };
   rateLimit: { ipWeight: number; uidWeight: number; windowMs: number };
+  /** BILLS_SOURCE: the endpoint the bills stream reads, for accounts that do not say. */
+  billsSource: Env["BILLS_SOURCE"];
   backfillFromMs: number;
   lookbackMs: number;
   /** SYNC_RESWEEP_HOURS in ms; 0: no daily re-sweep. */
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       },
     },
     rateLimit: { ipWeight: e.RATE_LIMIT_IP_WEIGHT, uidWeight: e.RATE_LIMIT_UID_WEIGHT, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    billsSource: e.BILLS_SOURCE,
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
     resweepMs: e.SYNC_RESWEEP_HOURS * 3_600_000,

@@ -49,7 +49,7 @@ export async function healBreaks(ctx: WorkerContext, rt: AccountRuntime, continu
       logger.warn({ used, budget: HEAL_REQUESTS_PER_HOUR }, "healing breaks: this hour's re-fetch budget is spent; the rest waits for the next hour");
       break;
     }
-    const r = await repairBreaks({ db: ctx.db, client: rt.client, logger, account, continuity, windows: [w], exchangeLimits: ctx.config.exchange.limits, signal });
+    const r = await repairBreaks({ db: ctx.db, client: rt.client, logger, account, continuity, windows: [w], exchangeLimits: ctx.config.exchange.limits, source: rt.account.billsSource, signal });
     const key = budgetKey(ctx, account, Date.now());
     await ctx.redis.multi().incrby(key, r.requests).pexpire(key, 2 * HOUR_MS).exec();
     attempt.windows.push(w);

@@ -3,6 +3,7 @@
 // altered one is restored through the revision path (the altered content is kept in bill_revisions).
 // The re-reads move no bookmark and are recorded in sync_runs as "bills-repair".
 import type { Logger } from "pino";
+import type { BillSource } from "../config/accounts.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { Db } from "../store/prisma.ts";
 import { syncAccountBills, type ExchangeLimitsSetting } from "../streams/bills/index.ts";
@@ -43,6 +44,8 @@ export async function repairBreaks(o: {
   signal?: AbortSignal;
   /** Only these of the break windows (self-healing leaves out those in backoff); default all. */
   windows?: RepairWindow[];
+  /** The endpoint to re-read through (the account's BILLS_SOURCE; default v2). */
+  source?: BillSource;
 }): Promise<RepairResult> {
   const windows = o.windows ?? repairWindows(o.continuity);
   const result: RepairResult = { windows, requests: 0, billsFetched: 0, restored: 0, revised: 0 };
@@ -59,6 +62,7 @@ export async function repairBreaks(o: {
       untilMs: w.toMs,
       cursorStream: null,
       ...(o.exchangeLimits ? { exchangeLimits: o.exchangeLimits } : {}),
+      ...(o.source ? { source: o.source } : {}),
       signal: o.signal,
     });
     result.requests += s.requests;

@@ -83,6 +83,7 @@ const VARIABLES: Case[] = [
   { what: "EGRESS_ID with a tab", covers: "EGRESS_ID", args: WORKER, env: { EGRESS_ID: "office\tA" }, says: /EGRESS_ID must be 1-128 printable characters without spaces/ },
   { what: "EXCHANGE_TIMEOUT_MS zero", covers: "EXCHANGE_TIMEOUT_MS", args: SYNC, env: { EXCHANGE_TIMEOUT_MS: "0" }, says: /EXCHANGE_TIMEOUT_MS must be a positive whole number/ },
   { what: "EXCHANGE_MAX_ATTEMPTS a word", covers: "EXCHANGE_MAX_ATTEMPTS", args: SYNC, env: { EXCHANGE_MAX_ATTEMPTS: "many" }, says: /EXCHANGE_MAX_ATTEMPTS must be a whole number/ },
+  { what: "BILLS_SOURCE unknown", covers: "BILLS_SOURCE", args: SYNC, env: { BILLS_SOURCE: "v1" }, says: /BILLS_SOURCE must be one of v2, v3/ },
   { what: "EXCHANGE_MAX_WAIT_MS zero", covers: "EXCHANGE_MAX_WAIT_MS", args: SYNC, env: { EXCHANGE_MAX_WAIT_MS: "0" }, says: /EXCHANGE_MAX_WAIT_MS must be a positive whole number/ },
   { what: "EXCHANGE_MAX_SPAN_MS in days", covers: "EXCHANGE_MAX_SPAN_MS", args: SYNC, env: { EXCHANGE_MAX_SPAN_MS: "2d" }, says: /EXCHANGE_MAX_SPAN_MS must be a whole number of milliseconds/ },
   { what: "EXCHANGE_HISTORY_DAYS negative", covers: "EXCHANGE_HISTORY_DAYS", args: BACKFILL, env: { EXCHANGE_HISTORY_DAYS: "-90" }, says: /EXCHANGE_HISTORY_DAYS must be a number of days/ },
@@ -162,6 +163,7 @@ const MORE_VALUES: [string, string, RegExp][] = [
   ["EGRESS_ID", "x".repeat(129), /EGRESS_ID must be/],
   ["EXCHANGE_MAX_ATTEMPTS", "0", /must be a positive whole number/],
   ["EXCHANGE_MAX_WAIT_MS", "15m", /must be a whole number/],
+  ["BILLS_SOURCE", "v4", /must be one of v2, v3/],
   ["SYNC_RESWEEP_HOURS", "9000", /must be at most 8784 hours/],
   ["EXCHANGE_MAX_SPAN_MS", "2", /must be at least 3/],
   ["EXCHANGE_MAX_SPAN_MS", "2d", /must be a whole number of milliseconds/],
@@ -277,6 +279,7 @@ describe("bad configuration: more values per variable, in-process", () => {
     ["a name listed twice", `accounts:\n${ACCOUNT("main")}${ACCOUNT("main")}`, /accounts\.1\.name "main" appears twice/],
     ["a backfillFrom that is not a day", `accounts:\n${ACCOUNT("main", "    backfillFrom: 2026-02-30\n")}`, /accounts\.0\.backfillFrom must be an ISO date/],
     ["no accounts", "accounts: []\n", /accounts must list at least one account/],
+    ["an unknown billsSource", `accounts:\n${ACCOUNT("main", "    billsSource: v1\n")}`, /accounts\.0\.billsSource must be one of v2, v3/],
     ["text that is not YAML", "accounts: [\n  - name: x\n", /is not valid YAML/],
     ["a secret written into it", JSON.stringify({ accounts: [{ name: "main", apiKeyEnv: "K1", apiSecretEnv: "S1", passphraseEnv: "P1", apiSecret: "inline-secret" }] }), /accounts\.0 Unrecognized key: "apiSecret"/],
     ["a secret instead of a variable name", `accounts:\n${ACCOUNT("main").replace("apiKeyEnv: K1", "apiKeyEnv: sk-live-123")}`, /accounts\.0\.apiKeyEnv must be the name of an environment variable/],
@@ -286,6 +289,18 @@ describe("bad configuration: more values per variable, in-process", () => {
     expect(() => loadAccounts(config, { K1: "k", S1: "s", P1: "p" })).toThrow(ConfigError);
     expect(() => loadAccounts(config, { K1: "k", S1: "s", P1: "p" })).toThrow(message);
     expect(() => loadAccounts(config, { K1: "k", S1: "s", P1: "p" })).not.toThrow(/inline-secret/);
+  });
+});
+
+describe("BILLS_SOURCE per account", () => {
+  it("takes each account's billsSource, and BILLS_SOURCE for the others", () => {
+    const path = file("sources.yaml", `accounts:\n${ACCOUNT("main", "    billsSource: v3\n")}${ACCOUNT("hedge")}`);
+    const accounts = loadAccounts(loadConfig({ ACCOUNTS_FILE: path, BILLS_SOURCE: "V2" }), { K1: "k", S1: "s", P1: "p" });
+    expect(accounts.map((a) => [a.name, a.billsSource])).toEqual([
+      ["main", "v3"],
+      ["hedge", "v2"],
+    ]);
+    expect(loadConfig({}).billsSource).toBe("v2");
   });
 });
 

@@ -45,7 +45,7 @@ describe("a queued backfill", () => {
       config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url }),
       db: t.db,
       redis: r.client,
-      accounts: new Map([["chain", { account: { name: "chain", coinIds: [], backfillFromMs: from, credentials: DEFAULT_SANDBOX_CREDENTIALS }, client }]]),
+      accounts: new Map([["chain", { account: { name: "chain", coinIds: [], backfillFromMs: from, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
       logger: pino({ level: "silent" }),
       metrics: createMetrics({ defaultMetrics: false }),
       forceStop: new AbortController().signal,

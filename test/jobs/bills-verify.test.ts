@@ -37,7 +37,7 @@ beforeAll(async () => {
     config,
     db: t.db,
     redis: r.client,
-    accounts: new Map([["w", { account: { name: "w", coinIds: [], backfillFromMs: sandbox.truth()[0]!.cTimeMs, credentials: DEFAULT_SANDBOX_CREDENTIALS }, client }]]),
+    accounts: new Map([["w", { account: { name: "w", coinIds: [], backfillFromMs: sandbox.truth()[0]!.cTimeMs, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
     logger: pino({ level: "silent" }),
     metrics,
     forceStop: new AbortController().signal,

@@ -16,7 +16,7 @@ afterAll(async () => {
   await r.cleanup();
 });
 
-const account = (name: string, coinIds: string[] = []): AccountConfig => ({ name, coinIds, backfillFromMs: 0, credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" } });
+const account = (name: string, coinIds: string[] = []): AccountConfig => ({ name, coinIds, backfillFromMs: 0, credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" }, billsSource: "v2" });
 const schedulers = async () => ({
   bills: (await queues.bills.getJobSchedulers(0, -1)).map((s) => [s.key, Number(s.every)]).sort(),
   snapshots: (await queues.snapshots.getJobSchedulers(0, -1)).map((s) => [s.key, Number(s.every)]).sort(),

@@ -32,7 +32,7 @@ export async function createJobContext(account: string, sandboxOptions: SandboxO
     config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url, ...env }),
     db: t.db,
     redis: r.client,
-    accounts: new Map([[account, { account: { name: account, coinIds: [], backfillFromMs: sandbox.truth()[0]!.cTimeMs, credentials: DEFAULT_SANDBOX_CREDENTIALS }, client }]]),
+    accounts: new Map([[account, { account: { name: account, coinIds: [], backfillFromMs: sandbox.truth()[0]!.cTimeMs, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
     logger: pino({ level: "silent" }),
     metrics,
     forceStop: new AbortController().signal,

@@ -21,7 +21,7 @@ export function registerSync(program: Command): void {
         return withAccountRunLock(lock, async (signal) => {
           const [{ syncAccountBills }, { syncAccountSnapshots }] = await Promise.all([import("../../streams/bills/index.ts"), import("../../streams/snapshots/index.ts")]);
           const run: RunSummary = { account: config.accountName };
-          run.bills = await syncAccountBills({ db, client, logger, accountName: config.accountName, backfillFromMs: config.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, signal });
+          run.bills = await syncAccountBills({ db, client, logger, accountName: config.accountName, backfillFromMs: config.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, source: config.billsSource, signal });
           if (config.coinIds.length > 0) {
             run.snapshots = await syncAccountSnapshots({ db, client, logger, accountName: config.accountName, coinIds: config.coinIds, retentionDays: config.snapshotRetentionDays, signal });
           }

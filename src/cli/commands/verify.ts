@@ -88,7 +88,7 @@ async function runRepair(config: Config, db: Db, account: string, continuity: Co
   const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: gates.forAccount(account), logger, onClose: gates.close });
   try {
     const lock = { databaseUrl: requireDatabaseUrl(config), account, groups: ["bills" as const], wait, logger };
-    return await withAccountRunLock(lock, (signal) => repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits, signal }));
+    return await withAccountRunLock(lock, (signal) => repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits, source: configured.billsSource, signal }));
   } finally {
     await client.close();
   }

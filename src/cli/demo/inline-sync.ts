@@ -26,7 +26,7 @@ export function startInlineSync(o: { config: Config; logger: Logger; db: Db; acc
 
   const pass = async (snapshotsDue: boolean) => {
     const signal = stopped.signal;
-    await syncAccountBills({ db, client, logger, accountName: account.name, backfillFromMs: account.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, signal });
+    await syncAccountBills({ db, client, logger, accountName: account.name, backfillFromMs: account.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, source: account.billsSource, signal });
     await verifyIncrementally(db, { account: account.name, coinNames: config.coinNames, lookbackMs: config.lookbackMs });
     if (snapshotsDue && account.coinIds.length > 0) {
       await syncAccountSnapshots({ db, client, logger, accountName: account.name, coinIds: account.coinIds, retentionDays: config.snapshotRetentionDays, signal });

@@ -44,6 +44,7 @@ export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData
       fromMs,
       untilMs: toMs,
       cursorStream: backfillCursorStream(fromMs, toMs),
+      source: rt.account.billsSource,
       exchangeLimits: ctx.config.exchange.limits,
       signal: lease.signal,
     });

@@ -25,6 +25,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
       lookbackMs: ctx.config.lookbackMs,
       exchangeLimits: ctx.config.exchange.limits,
       onLateness: (ms) => ctx.metrics.billLateness(rt.account.name, ms),
+      source: rt.account.billsSource,
       signal: lease.signal,
     });
     ctx.metrics.billsWritten(rt.account.name, s.inserted);

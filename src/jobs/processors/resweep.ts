@@ -30,6 +30,7 @@ export async function processResweep(ctx: WorkerContext, job: Job<JobData["bills
       untilMs,
       cursorStream: null,
       recordAs: RESWEEP_STREAM,
+      source: rt.account.billsSource,
       exchangeLimits: ctx.config.exchange.limits,
       signal: lease.signal,
     });

@@ -3,8 +3,9 @@
 // split; the history horizon learnt; a crash mid-cursor resumes from the last committed page; and
 // switching an account between v2 and v3 neither loses nor duplicates a bill.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox } from "../../../src/sandbox/index.ts";
+import { sandboxExchangeEnv, startSandbox } from "../../../src/sandbox/index.ts";
 import { readCursor } from "../../../src/store/cursors.ts";
+import { runCli } from "../../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
 
@@ -96,6 +97,21 @@ describe("bills through the v3 income endpoint", () => {
       // v3 filled the transfer reasons it read; v2 (which leaves them out) kept them.
       const reasons = await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1 AND transfer_reason = 'USER_TRANSFER'", account);
       expect(reasons[0]!.n).toBeGreaterThanOrEqual(10);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("is what `sync --once` reads with BILLS_SOURCE=v3", async () => {
+    const sandbox = await startSandbox({ seed: 25, billCount: 800, limits: null });
+    try {
+      const env = { DATABASE_URL: t.url, ...sandboxExchangeEnv(sandbox.url), ACCOUNT_NAME: "v3_cli", BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs), BILLS_SOURCE: "v3" };
+      const r = await runCli(["sync", "--once", "--json"], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(sandbox.stats()).toMatchObject({ billsRequests: 0 });
+      expect(sandbox.stats().incomeRequests).toBeGreaterThan(0);
+      expect(await storedBills(t.db, "v3_cli")).toEqual(asRows(sandbox.truth()));
+      expect(await sources("v3_cli")).toEqual([{ source: "v3", n: 800 }]);
     } finally {
       await sandbox.close();
     }
