@@ -14,6 +14,8 @@ import { startSandboxProcess } from "./sandbox-process.ts";
 import pg from "pg";
 
 export interface BudgetOptions {
+  /** BILLS_SOURCE of the run: v2 bills or v3 income (paged by a cursor). */
+  source: "v2" | "v3";
   bills: number;
   /** Budget per window, IP and UID alike. */
   weight: number;
@@ -61,6 +63,7 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
       RATE_LIMIT_IP_WEIGHT: String(o.weight),
       RATE_LIMIT_UID_WEIGHT: String(o.weight),
       RATE_LIMIT_WINDOW_MS: String(o.windowMs),
+      BILLS_SOURCE: o.source,
       LOG_LEVEL: "warn",
     };
     const t0 = performance.now();
@@ -70,7 +73,7 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
     if (code !== 0) throw new Error(`ledger-sync sync exited ${code}:\n${sync.tail()}`);
     const summary = JSON.parse(sync.stdout().trim().split("\n").at(-1)!) as { bills: { requests: number; billsFetched: number; requestsCalledOff: number; requestsHedged: number } };
     const stats = await sandbox.stats();
-    if (stats.firstBillsRequestAt === undefined || stats.lastBillsResponseAt === undefined) throw new Error("the sandbox saw no bills request");
+    if (stats.firstBillsRequestAt === undefined || stats.lastBillsResponseAt === undefined) throw new Error("the sandbox saw no ledger request");
     const pagesNeeded = Math.ceil(o.bills / BILLS_MAX_LIMIT);
     return {
       ...o,
@@ -104,6 +107,11 @@ async function storedHistory(url: string, fromMs: number, toMs: number): Promise
   }
 }
 
+/** Both sources' rows, v2 then v3, on the same history and budget. */
+export function budgetRowsBySource(results: BudgetResult[], sizeNote: string): Row[] {
+  return results.flatMap((r) => budgetRows(r, sizeNote).map(([m, v]): Row => [`${r.source}: ${m}`, v]));
+}
+
 export function budgetRows(r: BudgetResult, sizeNote: string): Row[] {
   const perRequest = (windowsPerRequest(r.weight) * r.windowMs) / 1000;
   return [
@@ -130,6 +138,7 @@ export const BUDGET_METHOD = [
   "The sandbox (own process) enforces sliding-window budgets of W IP weight and W UID weight per window; `ledger-sync sync --once` (the real CLI, a child process, inline, no Redis) runs with RATE_LIMIT_IP_WEIGHT = RATE_LIMIT_UID_WEIGHT = W and RATE_LIMIT_WINDOW_MS = the window, BACKFILL_FROM = the history's start, into a fresh database. No faults are injected, so every 429 the limiter counts was caused by ledger-sync.",
   "Pages needed = ceil(bills ÷ 100): the requests of a perfect pager whose every page is full. A full page never proves a window complete to ledger-sync (it narrows and asks again), so this minimum is not reachable by its design; it is the issue's yardstick.",
   "Proving oracle (bench/proving-oracle.ts): a pager that must prove each window complete by a page that is not full cannot fill every page, since the count in a window is random even at a known density: aimed high, more pages come back full and prove nothing. An oracle that knows the history's true average density walks the stored bill times in fixed windows aimed at fill f (0.6 to 0.95), charging a window of 100 or more its full request plus ceil(count ÷ 99) exactly cut parts; the best f's request count is the yardstick for ledger-sync's design (not a strict floor: where the density varies, sizing windows to the local density does a little better than fixed windows at the average), not for a pager that trusts an ordering the spec does not give.",
+  "Each source runs the same history and budget: v2 (the spec's bills endpoint, windows proven by a page that is not full) and v3 (BILLS_SOURCE=v3: the income endpoint, paged by the exchange's cursor; goal <= 1.05x the pages needed and the minimum time, issue 16). The oracle row is v2's yardstick; a cursor needs no proving page.",
   "Theoretical minimum = pages needed × max(IP weight ÷ W, UID weight ÷ W) × window (the binding budget is UID: 5 per request). Strictly, a sliding window lets the first window's worth go at once, so the exact floor is one window less.",
   "Actual = from the first bills request the sandbox received to the last bills response it sent (the sandbox's clock is this machine's). The process time adds start-up.",
   "actual ÷ minimum = (requests made ÷ pages needed) × pacing, where pacing = actual ÷ (requests made × cost per request): the first factor is the pager (window sizing), the second the budget gate.",

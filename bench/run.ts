@@ -6,7 +6,7 @@
 // Databases: BENCH_DATABASE_URL / TEST_DATABASE_URL (admin URL), else an embedded PostgreSQL.
 // Redis (for the workers of freshness and scaling): BENCH_REDIS_URL / TEST_REDIS_URL, else a local redis-server.
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
-import { budgetEfficiency, budgetRows, BUDGET_METHOD } from "./budget.ts";
+import { budgetEfficiency, budgetRowsBySource, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
 import { coTenant, CO_TENANT_METHOD, coTenantRows } from "./co-tenant.ts";
 import { BEHAVIOURS_METHOD, behaviourRows, exchangeBehaviours } from "./exchange-behaviours.ts";
@@ -23,7 +23,11 @@ type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: st
 
 const RUNNERS: Record<Item, Runner> = {
   ingest: async (a) => ({ title: "1. Ingest vs COPY (and where the time goes)", rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")), method: INGEST_METHOD }),
-  budget: async (a) => ({ title: "2. Budget efficiency", rows: budgetRows(await budgetEfficiency({ bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs }), sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD }),
+  budget: async (a) => {
+    const o = { bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs };
+    const results = [await budgetEfficiency({ ...o, source: "v2" }), await budgetEfficiency({ ...o, source: "v3" })];
+    return { title: "2. Budget efficiency (v2 and v3 sources)", rows: budgetRowsBySource(results, sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD };
+  },
   memory: async (a) => ({ title: "3. Memory", rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")), method: MEMORY_METHOD }),
   freshness: async (a) => ({ title: "4. Freshness", rows: freshnessRows(await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }), sizeNote(a.freshnessAppends, "freshnessAppends")), method: FRESHNESS_METHOD }),
   scaling: async (a) => ({ title: "5. Scaling", rows: scalingRows(await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours), sizeNote(a.scalingBills, "scalingBills")), method: SCALING_METHOD }),

@@ -4,7 +4,8 @@
 import { startSandbox, type SandboxOptions } from "../src/sandbox/index.ts";
 import type { HostReply, HostRequest, HostStats } from "./sandbox-process.ts";
 
-const BILLS = "/capi/v2/account/bills";
+/** Both ledger endpoints: v2 bills and v3 income. */
+const LEDGER_PATHS = ["/capi/v2/account/bills", "/capi/v3/account/income"];
 const options = JSON.parse(process.argv[2] ?? "{}") as SandboxOptions;
 let firstBillsRequestAt: number | undefined;
 let lastBillsResponseAt: number | undefined;
@@ -13,7 +14,7 @@ const sandbox = await startSandbox({
   ...options,
   // One line per answered request: "<METHOD> <path>[?query] -> <status> <ms>ms".
   log: (line) => {
-    if (!line.includes(BILLS)) return;
+    if (!LEDGER_PATHS.some((p) => line.includes(p))) return;
     const now = Date.now();
     const ms = Number(/ (\d+)ms/.exec(line)?.[1] ?? 0);
     firstBillsRequestAt ??= now - ms;
