@@ -39,6 +39,8 @@ export interface HandlerContext {
   filterTimes: FilterTimes | null;
   /** Bill ids not served yet (Sandbox.hideBill): the exchange has them in its ledger, not in queries. */
   hidden: Set<bigint>;
+  /** Bill ids one endpoint does not serve (Sandbox.hideBill with an endpoint). */
+  hiddenOn: { v2: Set<bigint>; v3: Set<bigint> };
   onRateLimited(): void;
 }
 
@@ -76,7 +78,7 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
     }
   }
   if (endpoint === "income") {
-    const r = serveIncome({ store: ctx.store, behaviours: ctx.behaviours, ordering: ctx.incomeOrdering, hidden: ctx.hidden }, call.body.toString("utf8"), now);
+    const r = serveIncome({ store: ctx.store, behaviours: ctx.behaviours, ordering: ctx.incomeOrdering, hidden: union(ctx.hidden, ctx.hiddenOn.v3) }, call.body.toString("utf8"), now);
     return { ...r, contentType: JSON_TYPE };
   }
   return endpoint === "bills" ? bills(ctx, call, now) : account(ctx, call);
@@ -93,7 +95,7 @@ function bills(ctx: HandlerContext, call: IncomingCall, now: number): Reply {
   if (refused !== null) return errorReply(b.refusalStatus, REFUSAL_CODE, refused);
   const query = b.ignoreTimeFilter ? { ...q.value, startTime: null, endTime: null } : q.value;
   const view = ctx.filterTimes?.view() ?? null;
-  const hidden = ctx.hidden;
+  const hidden = union(ctx.hidden, ctx.hiddenOn.v2);
   const isHidden = hidden.size === 0 ? undefined : (p: number) => hidden.has(ctx.store.ids[view === null ? p : (view.axis.origin[p] as number)] as bigint);
   const sel = selectBills(view?.axis ?? ctx.store, view?.indexes ?? ctx.indexes, query, { ...ctx, minTime: horizonMs(b, now), isHidden });
   const positions = view === null ? sel.positions : sel.positions.map((j) => view.axis.origin[j] as number);
@@ -105,4 +107,9 @@ function account(ctx: HandlerContext, call: IncomingCall): Reply {
   const coinId = parseCoinId(new URLSearchParams(call.query));
   if (coinId === null) return errorReply(400, "40009", "coinId is required and must be an integer");
   return { status: 200, body: ctx.accounts.serve(coinId), contentType: JSON_TYPE };
+}
+
+/** Hidden everywhere plus on one endpoint (the common case, nothing on either, costs nothing). */
+function union(a: Set<bigint>, b: Set<bigint>): Set<bigint> {
+  return b.size === 0 ? a : a.size === 0 ? b : new Set([...a, ...b]);
 }

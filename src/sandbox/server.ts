@@ -74,6 +74,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     behaviours,
     filterTimes,
     hidden: new Set<bigint>(),
+    hiddenOn: { v2: new Set<bigint>(), v3: new Set<bigint>() },
     onRateLimited: () => void stats.rateLimited++,
   };
   const stalls = new Set<NodeJS.Timeout>();
@@ -191,8 +192,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return out;
     },
     appendBill: (bill = {}) => appendBill(history, bill, Date.now()),
-    hideBill: (billId) => void ctx.hidden.add(BigInt(billId)),
-    revealBill: (billId) => void ctx.hidden.delete(BigInt(billId)),
+    hideBill: (billId, endpoint) => void (endpoint ? ctx.hiddenOn[endpoint] : ctx.hidden).add(BigInt(billId)),
+    revealBill: (billId, endpoint) => void (endpoint ? ctx.hiddenOn[endpoint] : ctx.hidden).delete(BigInt(billId)),
     setFaults: (config) => faults.set(config),
     setCoTenant: (coTenant) => limiter.setCoTenant(checkCoTenant(coTenant), primaryKey, Date.now()),
     accountState: (coinId) => ctx.accounts.state(coinId),

@@ -157,9 +157,10 @@ export interface Sandbox {
   truth(): SandboxBill[];
   appendBill(bill?: Partial<Omit<SandboxBill, "billId" | "balance">>): SandboxBill;
   /** The bill stays in the ledger (balances after it include it) but no query returns it, as a
-   *  bill the exchange files late: until revealBill. */
-  hideBill(billId: string): void;
-  revealBill(billId: string): void;
+   *  bill the exchange files late: until revealBill. With `endpoint`, on that endpoint only (v2
+   *  bills or v3 income): a bill one endpoint serves and the other does not. */
+  hideBill(billId: string, endpoint?: "v2" | "v3"): void;
+  revealBill(billId: string, endpoint?: "v2" | "v3"): void;
   setFaults(faults: FaultConfig): void;
   /** Starts, changes (its schedule restarts now) or stops (null) the co-tenant. */
   setCoTenant(coTenant: CoTenant | null): void;
