@@ -206,6 +206,7 @@ export const envSchema = z.object({
   // Below a minute, bills the exchange files a little late are never read again: refused.
   SYNC_LOOKBACK_MS: wholeNumber(600_000, 60_000),
   // Hours of recent bills the worker re-reads once a day per account (0: never).
+  CROSS_CHECK_INTERVAL_MS: nonNegativeInt(0).refine((n) => n === 0 || n >= 60_000, "must be 0 (off) or at least 60000 (a minute)"),
   SYNC_RESWEEP_HOURS: nonNegativeInt(48).refine((n) => n <= 24 * 366, "must be at most 8784 hours (0 turns the re-sweep off)"),
   RATE_LIMIT_IP_WEIGHT: positiveInt(500),
   RATE_LIMIT_UID_WEIGHT: positiveInt(500),

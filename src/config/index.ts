@@ -37,6 +37,8 @@ export interface Config {
   billsSource: Env["BILLS_SOURCE"];
   backfillFromMs: number;
   lookbackMs: number;
+  /** CROSS_CHECK_INTERVAL_MS: how often the worker cross-checks each account's last day; 0: never. */
+  crossCheckIntervalMs: number;
   /** SYNC_RESWEEP_HOURS in ms; 0: no daily re-sweep. */
   resweepMs: number;
   /** Days of snapshot history to keep; undefined keeps it forever. */
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
     resweepMs: e.SYNC_RESWEEP_HOURS * 3_600_000,
+    crossCheckIntervalMs: e.CROSS_CHECK_INTERVAL_MS,
     snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
     accountsFile: e.ACCOUNTS_FILE,
     worker: {

@@ -1,6 +1,7 @@
 // Boot-time reconciliation of job schedulers with the configuration: every configured account
 // has a bills scheduler (and a snapshots one when it has coin ids) at the configured interval, and
-// a daily re-sweep of its recent bills (low priority, on the bills queue) unless turned off;
+// a daily re-sweep of its recent bills (low priority, on the bills queue) unless turned off, and a
+// cross-check of its last day when CROSS_CHECK_INTERVAL_MS is set (low priority, same queue);
 // schedulers of accounts no longer configured are removed. upsertJobScheduler is idempotent, so
 // several workers booting at once converge on the same set.
 import type { AccountConfig } from "../config/accounts.ts";
@@ -11,6 +12,8 @@ export interface SchedulerIntervals {
   snapshotsMs: number;
   /** How often each account's recent bills are re-swept (undefined: never). */
   resweepMs?: number;
+  /** How often each account's last day is cross-checked through the other endpoint (undefined: never). */
+  crossCheckMs?: number;
 }
 
 export interface Reconciliation {
@@ -27,7 +30,7 @@ export const RESWEEP_PRIORITY = 100;
 interface Wanted {
   account: string;
   every: number;
-  name: "bills" | "snapshots" | "resweep";
+  name: "bills" | "snapshots" | "resweep" | "cross-check";
   priority?: number;
 }
 
@@ -36,6 +39,9 @@ export async function reconcileSchedulers(queues: Queues, accounts: AccountConfi
   const bills = new Map<string, Wanted>(accounts.map((a) => [`bills:${a.name}`, { account: a.name, every: intervals.billsMs, name: "bills" }]));
   if (intervals.resweepMs !== undefined) {
     for (const a of accounts) bills.set(`resweep:${a.name}`, { account: a.name, every: intervals.resweepMs, name: "resweep", priority: RESWEEP_PRIORITY });
+  }
+  if (intervals.crossCheckMs !== undefined) {
+    for (const a of accounts) bills.set(`cross-check:${a.name}`, { account: a.name, every: intervals.crossCheckMs, name: "cross-check", priority: RESWEEP_PRIORITY });
   }
   const snapshots = new Map<string, Wanted>(accounts.filter((a) => a.coinIds.length > 0).map((a) => [`snapshots:${a.name}`, { account: a.name, every: intervals.snapshotsMs, name: "snapshots" }]));
   for (const { queue, want } of [

@@ -20,6 +20,7 @@ import { instrument, type Processor } from "./instrument.ts";
 import { launchedThroughNpm, watchParent } from "./parent-watch.ts";
 import { processBackfillWindow } from "./processors/backfill.ts";
 import { processBills } from "./processors/bills.ts";
+import { processCrossCheck } from "./processors/cross-check.ts";
 import { processResweep } from "./processors/resweep.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
 import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
@@ -89,12 +90,13 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
     billsMs: config.worker.billsIntervalMs,
     snapshotsMs: config.worker.snapshotIntervalMs,
     ...(config.resweepMs > 0 ? { resweepMs: RESWEEP_EVERY_MS } : {}),
+    ...(config.crossCheckIntervalMs > 0 ? { crossCheckMs: config.crossCheckIntervalMs } : {}),
   });
   logger.info({ accounts: accounts.map((a) => a.name), ...reconciled }, "job schedulers reconciled");
 
   const processors: { [Q in QueueName]: Processor<JobData[Q]> } = {
-    // The bills queue also carries each account's daily re-sweep (low priority).
-    bills: (job) => (job.name === "resweep" ? processResweep(ctx, job) : processBills(ctx, job)),
+    // The bills queue also carries each account's daily re-sweep and cross-check (low priority).
+    bills: (job) => (job.name === "resweep" ? processResweep(ctx, job) : job.name === "cross-check" ? processCrossCheck(ctx, job) : processBills(ctx, job)),
     snapshots: (job) => processSnapshots(ctx, job),
     backfill: (job, token) => processBackfillWindow(ctx, job, token, queues.backfill),
   };

@@ -24,6 +24,17 @@ export interface VerifyStatus {
   failing: string[];
 }
 
+/** The last cross-check of an account (verify --cross-check, or the worker's CROSS_CHECK_INTERVAL_MS). */
+export interface CrossCheckStatus {
+  account: string;
+  at: Date;
+  fromMs: number | null;
+  toMs: number | null;
+  outcome: string;
+  /** What differed ("1 missing in the store, ..."), or the failure; null when it passed. */
+  error: string | null;
+}
+
 export interface StoreStatus {
   streams: StreamStatus[];
   /** Backfill windows finished per account (their own bookmarks). */
@@ -32,6 +43,7 @@ export interface StoreStatus {
   verify: VerifyStatus[];
   /** What was learnt of the exchange, per account that has stored facts. */
   exchange: StoredExchangeFacts[];
+  crossChecks: CrossCheckStatus[];
 }
 
 export async function readStoreStatus(db: Db): Promise<StoreStatus> {
@@ -51,7 +63,24 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
     quarantined: Object.fromEntries(quarantine.map((q) => [q.account_name, q.n])),
     verify: await readVerifyStatus(db),
     exchange: await readAllExchangeFacts(db),
+    crossChecks: await readCrossChecks(db),
   };
+}
+
+/** Each account's last finished cross-check run. */
+async function readCrossChecks(db: Db): Promise<CrossCheckStatus[]> {
+  const rows = await db.$queryRawUnsafe<{ account_name: string; finished_at: Date; window_from_ms: bigint | null; window_to_ms: bigint | null; outcome: string; error: string | null }[]>(
+    `SELECT DISTINCT ON (account_name) account_name, finished_at, window_from_ms, window_to_ms, outcome, error
+     FROM sync_runs WHERE stream = 'cross-check' AND finished_at IS NOT NULL ORDER BY account_name, finished_at DESC`,
+  );
+  return rows.map((r) => ({
+    account: r.account_name,
+    at: r.finished_at,
+    fromMs: r.window_from_ms === null ? null : Number(r.window_from_ms),
+    toMs: r.window_to_ms === null ? null : Number(r.window_to_ms),
+    outcome: r.outcome,
+    error: r.error,
+  }));
 }
 
 /** The worker's last verify of each account (or of one). */

@@ -50,6 +50,16 @@ describe("job scheduler reconciliation", () => {
     expect(off).toEqual({ added: [], updated: [], removed: ["resweep:a"] });
   });
 
+  it("adds a cross-check per account when CROSS_CHECK_INTERVAL_MS is set, at low priority, and removes it when off", async () => {
+    const on = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000, crossCheckMs: 3_600_000 });
+    expect(on).toEqual({ added: ["cross-check:a"], updated: [], removed: [] });
+    const check = (await queues.bills.getJobSchedulers(0, -1)).find((s) => s.key === "cross-check:a")!;
+    expect(check).toMatchObject({ name: "cross-check", every: 3_600_000 });
+    expect(check.template?.opts?.priority).toBe(RESWEEP_PRIORITY);
+    const off = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000 });
+    expect(off).toEqual({ added: [], updated: [], removed: ["cross-check:a"] });
+  });
+
   it("schedules jobs carrying the account", async () => {
     const jobs = await queues.bills.getJobs(["waiting", "delayed", "prioritized"]);
     expect(jobs.map((j) => j.data)).toContainEqual({ account: "a" });

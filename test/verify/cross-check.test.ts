@@ -74,4 +74,35 @@ describe("cross-check", () => {
       sandbox.revealBill(v3Only.billId, "v3");
     }
   });
+
+  it("runs as the worker's scheduled job over the last day up to the bookmark, and shows in status", async () => {
+    const { processCrossCheck } = await import("../../src/jobs/processors/cross-check.ts");
+    const { readStoreStatus } = await import("../../src/store/status.ts");
+    const { createMetrics } = await import("../../src/ops/metrics.ts");
+    const { loadConfig } = await import("../../src/config/index.ts");
+    const { DEFAULT_SANDBOX_CREDENTIALS } = await import("../../src/sandbox/index.ts");
+    await syncFromSandbox(t.db, sandbox, "job", { source: "v2" });
+    const client = sandboxClient(sandbox);
+    try {
+      const ctx = {
+        config: loadConfig({ DATABASE_URL: t.url }),
+        db: t.db,
+        redis: undefined as never,
+        accounts: new Map([["job", { account: { name: "job", coinIds: [], backfillFromMs: 0, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
+        logger: pino({ level: "silent" }),
+        metrics: createMetrics({ defaultMetrics: false }),
+        forceStop: new AbortController().signal,
+      };
+      const out = await processCrossCheck(ctx, { data: { account: "job" } } as never);
+      expect(out).toMatchObject({ ok: true, source: "v3" });
+      const status = await readStoreStatus(t.db);
+      const mine = status.crossChecks.find((c) => c.account === "job")!;
+      expect(mine).toMatchObject({ outcome: "ok", error: null });
+      expect(mine.toMs! - mine.fromMs!).toBe(86_400_000);
+      const bad = status.crossChecks.find((c) => c.account === "bad")!;
+      expect(bad.error).toBe("1 missing in the store, 1 missing on the exchange, 1 different (read through v3)");
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -6,16 +6,13 @@ import { commandBudgetGates } from "../../exchange/budget-gates.ts";
 import { exchangeClientFromConfig } from "../../exchange/client-from-config.ts";
 import { createLogger } from "../../log/logger.ts";
 import { createDb } from "../../store/prisma.ts";
+import { crossCheckRange } from "../../verify/cross-check-range.ts";
 import { crossCheck, describeDifferences, type CrossCheckResult } from "../../verify/cross-check.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
-
-const DAY_MS = 86_400_000;
 
 export async function runCrossChecks(config: Config, o: { account?: string; from?: number; to?: number; json?: boolean }): Promise<void> {
   const accounts = loadAccounts(config).filter((a) => o.account === undefined || a.name === o.account);
   if (accounts.length === 0) throw new CliExit(EXIT.usage, `--account ${o.account}: not configured here (the cross-check reads the exchange: configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`);
-  const toMs = o.to ?? Date.now();
-  const fromMs = o.from ?? toMs - DAY_MS;
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const db = createDb(requireDatabaseUrl(config));
   const gates = await commandBudgetGates(config, logger);
@@ -25,7 +22,9 @@ export async function runCrossChecks(config: Config, o: { account?: string; from
       const client = exchangeClientFromConfig(config, { credentials: account.credentials, gate: gates.forAccount(account.name), logger });
       try {
         const source = account.billsSource === "v3" ? "v2" : "v3";
-        results.push(await crossCheck({ db, client, logger, account: account.name, source, fromMs, toMs, exchangeLimits: config.exchange.limits }));
+        const range = await crossCheckRange(db, account.name, { ...(o.from === undefined ? {} : { fromMs: o.from }), ...(o.to === undefined ? {} : { toMs: o.to }) });
+        if (range === null) throw new CliExit(EXIT.usage, `account ${account.name}: no bills synced yet, so no default range (give --from and --to)`);
+        results.push(await crossCheck({ db, client, logger, account: account.name, source, ...range, exchangeLimits: config.exchange.limits }));
       } finally {
         await client.close();
       }

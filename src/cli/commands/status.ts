@@ -53,7 +53,7 @@ export function registerStatus(program: Command): void {
           };
         });
         if (o.json || !process.stdout.isTTY) {
-          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify: store.verify, exchange: exchangeByAccount(store.exchange) })}\n`);
+          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify: store.verify, exchange: exchangeByAccount(store.exchange), crossChecks: store.crossChecks })}\n`);
           return;
         }
         const header = ["account", "stream", "cursor", "lag", "last success", "quarantined", "failed jobs", "last error"];
@@ -67,6 +67,10 @@ export function registerStatus(program: Command): void {
           for (const f of v.failing.slice(0, 10)) process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);
         }
         for (const e of store.exchange) process.stdout.write(`${exchangeStatusLines(e, new Date(now)).join("\n")}\n`);
+        for (const c of store.crossChecks) {
+          const range = c.fromMs === null || c.toMs === null ? "" : ` over ${new Date(c.fromMs).toISOString()} .. ${new Date(c.toMs).toISOString()}`;
+          process.stdout.write(`cross-check ${c.account}: ${c.outcome === "ok" ? "pass" : `FAIL: ${c.error ?? c.outcome}`}${range} (${c.at.toISOString()})\n`);
+        }
       } finally {
         await db.$disconnect();
       }

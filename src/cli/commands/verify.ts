@@ -37,7 +37,7 @@ export function registerVerify(program: Command): void {
     .option("--json", "print JSON even on a terminal")
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
     .option("--wait", `with --repair: if another process is writing the account's bills, wait for it (default: exit at once with code ${EXIT.busy})`)
-    .option("--cross-check", "read the range (default: the last day) through the other endpoint than the account's BILLS_SOURCE and compare it bill by bill with what is stored; read-only; exit 1 on any difference")
+    .option("--cross-check", "read the range (default: the last day up to the bills bookmark) through the other endpoint than the account's BILLS_SOURCE and compare it bill by bill with what is stored; read-only; exit 1 on any difference")
     .action(async (o: VerifyFlags) => {
       const config = loadConfig();
       if (o.from !== undefined && o.to !== undefined && o.to < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
