@@ -30,10 +30,10 @@ describe("ledger-sync migrate and sync --once", () => {
   it("migrates, then a second migrate is a no-op", async () => {
     const first = await runCli(["migrate"], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/applied 5 migration\(s\): \d+_init, \d+_snapshots, \d+_bi_views, \d+_audit_trail, \d+_exchange_profiles/);
+    expect(first.stdout).toMatch(/applied 6 migration\(s\): \d+_init, \d+_snapshots, \d+_bi_views, \d+_audit_trail, \d+_exchange_profiles, \d+_bill_source/);
     const second = await runCli(["migrate"], env);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/up to date \(5 migrations already applied\)/);
+    expect(second.stdout).toMatch(/up to date \(6 migrations already applied\)/);
   });
 
   it("syncs every bill, exits 0; a second run adds nothing", async () => {

@@ -116,4 +116,27 @@ describe("bills through the v3 income endpoint", () => {
       await sandbox.close();
     }
   });
+
+  it("incremental runs pick up new bills and late ones within the lookback; a page cap changes nothing", async () => {
+    const now = Date.now();
+    const sandbox = await startSandbox({ seed: 26, billCount: 900, limits: null, startMs: now - 3 * DAY, endMs: now - 60_000, pageCap: 30 });
+    const account = "v3_incremental";
+    try {
+      await syncFromSandbox(t.db, sandbox, account, { source: "v3", lookbackMs: 600_000 });
+      expect(await storedBills(t.db, account)).toEqual(asRows(sandbox.truth()));
+      for (let i = 0; i < 12; i++) sandbox.appendBill({ amount: String(i + 1) });
+      // One more the exchange files late: not served by the next run, which moves the cursor past it.
+      const late = sandbox.appendBill({ amount: "7" });
+      sandbox.hideBill(late.billId);
+      const s = await syncFromSandbox(t.db, sandbox, account, { source: "v3", lookbackMs: 600_000 });
+      expect(s.inserted).toBe(12);
+      expect(await readCursor(t.db, account, "bills")).toBeGreaterThan(late.cTimeMs);
+      sandbox.revealBill(late.billId);
+      const again = await syncFromSandbox(t.db, sandbox, account, { source: "v3", lookbackMs: 600_000 });
+      expect(again.inserted).toBe(1);
+      expect(await storedBills(t.db, account)).toEqual(asRows(sandbox.truth()));
+    } finally {
+      await sandbox.close();
+    }
+  });
 });
