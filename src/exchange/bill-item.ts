@@ -152,3 +152,24 @@ function truncate(text: string): string {
   const chars = [...text]; // whole characters: never half a surrogate pair
   return chars.length > 60 ? `${chars.slice(0, 60).join("")}…` : text;
 }
+
+/** A page's items, each parsed by `parse` (given its exact text): the bills, the rejected, and the unknown types seen. */
+export function parseItems(
+  items: JsonValue[],
+  texts: string[] | undefined,
+  parse: (item: JsonValue, text: string | undefined) => ItemResult,
+): { bills: Bill[]; rejected: RejectedItem[]; unknownBusinessTypes: string[] } {
+  const bills: Bill[] = [];
+  const rejected: RejectedItem[] = [];
+  const unknown = new Set<string>();
+  for (let i = 0; i < items.length; i++) {
+    const r = parse(items[i]!, texts?.[i]);
+    if (r.ok) {
+      bills.push(r.bill);
+      if (r.unknownBusinessType) unknown.add(r.bill.businessType);
+    } else {
+      rejected.push(r.rejected);
+    }
+  }
+  return { bills, rejected, unknownBusinessTypes: [...unknown] };
+}

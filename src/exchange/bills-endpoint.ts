@@ -1,5 +1,5 @@
 // POST /capi/v2/account/bills (spec 4.1): one page of bill history for a time range and filters.
-import { parseBillItem, type Bill, type RejectedItem } from "./bill-item.ts";
+import { parseBillItem, parseItems, type Bill, type RejectedItem } from "./bill-item.ts";
 import { MalformedResponseError } from "./errors.ts";
 import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
 import { conflictingKeys, elementTexts, isLosslessNumber, type JsonValue } from "./lossless-json.ts";
@@ -62,18 +62,6 @@ export function parseBillsPage(json: JsonValue, _text?: string, info: ResponseIn
   if (hasNext !== undefined && hasNext !== null && typeof hasNext !== "boolean") {
     throw new MalformedResponseError("bills response `hasNextPage` is not a boolean");
   }
-  const page: BillsPage = { itemCount: items.length, hasNextPage: typeof hasNext === "boolean" ? hasNext : undefined, bills: [], rejected: [], unknownBusinessTypes: [] };
-  const unknown = new Set<string>();
-  const texts = elementTexts(items);
-  for (let i = 0; i < items.length; i++) {
-    const r = parseBillItem(items[i]!, texts ? { text: texts[i]!, invalidUtf8: info.invalidUtf8 } : { invalidUtf8: info.invalidUtf8 });
-    if (r.ok) {
-      page.bills.push(r.bill);
-      if (r.unknownBusinessType) unknown.add(r.bill.businessType);
-    } else {
-      page.rejected.push(r.rejected);
-    }
-  }
-  page.unknownBusinessTypes = [...unknown];
-  return page;
+  const parsed = parseItems(items, elementTexts(items), (item, text) => parseBillItem(item, text === undefined ? { invalidUtf8: info.invalidUtf8 } : { text, invalidUtf8: info.invalidUtf8 }));
+  return { itemCount: items.length, hasNextPage: typeof hasNext === "boolean" ? hasNext : undefined, ...parsed };
 }

@@ -4,7 +4,7 @@
 // Items become the same Bill as v2's (asset→coin, income→amount, incomeType→businessType,
 // time→cTime), validated by the same rules; the raw item is kept as received.
 import { LosslessNumber, stringify } from "lossless-json";
-import { parseBillItem, type Bill, type ItemResult, type RejectedItem } from "./bill-item.ts";
+import { parseBillItem, parseItems, type Bill, type ItemResult, type RejectedItem } from "./bill-item.ts";
 import { MalformedResponseError } from "./errors.ts";
 import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
 import { conflictingKeys, elementTexts, isLosslessNumber, sourceText, toStorable, type JsonValue } from "./lossless-json.ts";
@@ -96,26 +96,12 @@ export function parseIncomePage(json: JsonValue, _text?: string, info: ResponseI
   if (nextKey === undefined) throw new MalformedResponseError(`income response \`nextKey\` ${describe(envelope.nextKey)} is not {nextKeyId, nextKeyTime} or null`);
   if (envelope.hasNextPage && nextKey === null) throw new MalformedResponseError("income response says hasNextPage but gives no nextKey");
 
-  const page: IncomePage = { itemCount: items.length, hasNextPage: envelope.hasNextPage, nextKey, bills: [], rejected: [], unknownBusinessTypes: [] };
-  const unknown = new Set<string>();
-  const texts = elementTexts(items);
-  for (let i = 0; i < items.length; i++) {
-    const r = parseIncomeItem(items[i]!, texts?.[i], info.invalidUtf8);
-    if (r.ok) {
-      page.bills.push(r.bill);
-      if (r.unknownBusinessType) unknown.add(r.bill.businessType);
-    } else {
-      page.rejected.push(r.rejected);
-    }
-  }
-  page.unknownBusinessTypes = [...unknown];
-  return page;
+  const parsed = parseItems(items, elementTexts(items), (item, text) => parseIncomeItem(item, text, info.invalidUtf8));
+  return { itemCount: items.length, hasNextPage: envelope.hasNextPage, nextKey, ...parsed };
 }
 
-type IncomeItemResult = { ok: true; bill: Bill; unknownBusinessType: boolean } | { ok: false; rejected: RejectedItem };
-
 /** One v3 item, read under v2's names by v2's rules, then given its own raw form and transferReason. */
-export function parseIncomeItem(item: JsonValue, text: string | undefined, invalidUtf8 = false): IncomeItemResult {
+export function parseIncomeItem(item: JsonValue, text: string | undefined, invalidUtf8 = false): ItemResult {
   const rawText = text ?? sourceText(item) ?? stringify(item) ?? "null";
   if (item === null || typeof item !== "object" || Array.isArray(item) || isLosslessNumber(item)) {
     return { ok: false, rejected: { rawText, reason: "item is not an object" } };
