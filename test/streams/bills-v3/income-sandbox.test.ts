@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxExchangeEnv, startSandbox } from "../../../src/sandbox/index.ts";
 import { readCursor } from "../../../src/store/cursors.ts";
 import { runCli } from "../../support/cli.ts";
+import { startCli, waitFor } from "../../support/processes.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
 
@@ -135,6 +136,43 @@ describe("bills through the v3 income endpoint", () => {
       const again = await syncFromSandbox(t.db, sandbox, account, { source: "v3", lookbackMs: 600_000 });
       expect(again.inserted).toBe(1);
       expect(await storedBills(t.db, account)).toEqual(asRows(sandbox.truth()));
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it("a `sync --once` killed with SIGKILL mid-cursor resumes from its last committed page", async () => {
+    // A budget of 10 pages a second, so that the kill lands mid-range.
+    const limits = { ipWeight: 1000, uidWeight: 50, windowMs: 1000 };
+    const sandbox = await startSandbox({ seed: 27, billCount: 4000, limits });
+    try {
+      const env = {
+        DATABASE_URL: t.url,
+        ...sandboxExchangeEnv(sandbox.url),
+        ACCOUNT_NAME: "v3_sigkill",
+        BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
+        BILLS_SOURCE: "v3",
+        RATE_LIMIT_IP_WEIGHT: "1000",
+        RATE_LIMIT_UID_WEIGHT: "50",
+        RATE_LIMIT_WINDOW_MS: "1000",
+      };
+      const run = startCli(["sync", "--once"], env);
+      await waitFor("15 pages", async () => sandbox.stats().incomeRequests >= 15, 60_000, 20);
+      run.signal("SIGKILL");
+      await run.exited;
+      const kept = (await storedBills(t.db, "v3_sigkill")).length;
+      const resume = await t.db.$queryRawUnsafe<{ resume: { nextKey: unknown } | null }[]>("SELECT resume FROM sync_state WHERE account_name = 'v3_sigkill' AND stream = 'bills'");
+      expect(kept).toBeGreaterThanOrEqual(1000);
+      expect(resume[0]!.resume?.nextKey).toBeTruthy();
+      await new Promise((r) => setTimeout(r, limits.windowMs)); // the killed run's window passes
+      sandbox.resetStats();
+      const again = await runCli(["sync", "--once"], env);
+      expect(again.code, again.stderr).toBe(0);
+      expect(await storedBills(t.db, "v3_sigkill")).toEqual(asRows(sandbox.truth()));
+      // The pages committed before the kill were not asked again (a page in flight may be).
+      expect(sandbox.stats().incomeRequests).toBeLessThanOrEqual(Math.ceil((4000 - kept) / 100) + 2);
+      const runs = await t.db.$queryRawUnsafe<{ outcome: string }[]>("SELECT outcome FROM sync_runs WHERE account_name = 'v3_sigkill' AND stream = 'bills' ORDER BY started_at");
+      expect(runs.map((r) => r.outcome)).toEqual(["interrupted", "ok"]);
     } finally {
       await sandbox.close();
     }
