@@ -8,6 +8,7 @@
 // bill_revisions. The declaration sits in the `input` CTE that feeds the upsert, so it has run
 // before the first row reaches the trigger; were it ever not, the statement fails loudly rather
 // than writing anything silently.
+import type { BillSource } from "../config/accounts.ts";
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
 import { directPool, type Db } from "./prisma.ts";
 import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
@@ -33,7 +34,6 @@ export interface BillsWindowWrite {
   resume?: unknown;
 }
 
-export type BillSource = "v2" | "v3";
 
 export interface BillsWindowResult {
   inserted: number;

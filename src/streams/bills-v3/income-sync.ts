@@ -7,10 +7,9 @@
 // cursor after it (sync_state.resume); the bookmark moves to the range's end only with the range's
 // last page. A crash resumes from the last committed page, not from the range's start.
 import type { Logger } from "pino";
-import type { RejectedItem } from "../../exchange/bill-item.ts";
 import { ExchangeTimeRangeRefusal } from "../../exchange/errors.ts";
 import { INCOME_MAX_LIMIT, INCOME_MAX_SPAN_MS, type IncomeCursor, type IncomePage, type IncomeQuery } from "../../exchange/income-endpoint.ts";
-import type { Bill } from "../../exchange/bill-item.ts";
+import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
 import type { BillsWindowResult } from "../../store/bills-window.ts";
 import type { RangeLimits } from "../bills/range-limits.ts";
 import { CursorGuard } from "./cursor-guard.ts";
