@@ -4,6 +4,7 @@ import { DelayedError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { OutageLog } from "../log/outage-log.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import { asJobFailure } from "./permanent-failures.ts";
 
 export type Processor<T> = (job: Job<T>, token?: string) => Promise<unknown>;
 
@@ -42,8 +43,9 @@ export function instrument<T extends { account: string }>(
         log.debug(details, "job postponed: a dependency is unavailable");
         throw new DelayedError();
       }
-      log.error(details, "job failed");
-      throw err;
+      const failure = asJobFailure(err);
+      log.error({ ...details, retried: failure === err }, failure === err ? "job failed" : "job failed for good: the exchange's answer will not change on a retry");
+      throw failure;
     }
   };
 }
