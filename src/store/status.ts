@@ -1,7 +1,6 @@
 // What `ledger-sync status` reports from PostgreSQL: per account and stream, the bookmark and when
-// it last moved, quarantined counts, and what was learnt of the exchange. (Failed jobs come from
-// the queues.)
-import { describeCheck, isFailing, type CheckResult } from "../verify/report.ts";
+// it last moved, quarantined counts, what was learnt of the exchange, and the last cross-checks.
+// (Failed jobs come from the queues; the worker's last verify from verify/verify-status.ts.)
 import { readAllExchangeFacts, type StoredExchangeFacts } from "./exchange-profiles.ts";
 import type { Db } from "./prisma.ts";
 
@@ -10,18 +9,6 @@ export interface StreamStatus {
   stream: string;
   cursorMs: number;
   lastSuccess: Date;
-}
-
-/** The worker's last incremental verify of an account (verify_state). */
-export interface VerifyStatus {
-  account: string;
-  lastRunAt: Date | null;
-  outcome: "pass" | "fail" | null;
-  failures: number;
-  /** Checks that passed in the last run. */
-  passing: number;
-  /** "check subject: summary" of each failing or inconclusive check. */
-  failing: string[];
 }
 
 /** The last cross-check of an account (verify --cross-check, or the worker's CROSS_CHECK_INTERVAL_MS). */
@@ -40,7 +27,6 @@ export interface StoreStatus {
   /** Backfill windows finished per account (their own bookmarks). */
   backfillWindows: Record<string, number>;
   quarantined: Record<string, number>;
-  verify: VerifyStatus[];
   /** What was learnt of the exchange, per account that has stored facts. */
   exchange: StoredExchangeFacts[];
   crossChecks: CrossCheckStatus[];
@@ -61,7 +47,6 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
     streams,
     backfillWindows,
     quarantined: Object.fromEntries(quarantine.map((q) => [q.account_name, q.n])),
-    verify: await readVerifyStatus(db),
     exchange: await readAllExchangeFacts(db),
     crossChecks: await readCrossChecks(db),
   };
@@ -83,21 +68,3 @@ async function readCrossChecks(db: Db): Promise<CrossCheckStatus[]> {
   }));
 }
 
-/** The worker's last verify of each account (or of one). */
-export async function readVerifyStatus(db: Db, account?: string): Promise<VerifyStatus[]> {
-  const rows = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: CheckResult[] } | null }[]>(
-    "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state WHERE $1::text IS NULL OR account_name = $1 ORDER BY account_name",
-    account ?? null,
-  );
-  return rows.map((v) => {
-    const checks = v.report?.checks ?? [];
-    return {
-      account: v.account_name,
-      lastRunAt: v.last_run_at,
-      outcome: v.outcome,
-      failures: v.failures,
-      passing: checks.filter((c) => c.status === "pass").length,
-      failing: checks.filter(isFailing).map(describeCheck),
-    };
-  });
-}

@@ -7,7 +7,7 @@ import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processBills } from "../../src/jobs/processors/bills.ts";
 import type { JobData } from "../../src/jobs/queues.ts";
-import { readVerifyStatus } from "../../src/store/status.ts";
+import { readVerifyStatus } from "../../src/verify/verify-status.ts";
 import { createJobContext, type JobContext } from "../support/job-context.ts";
 import { asRows, storedBills } from "../support/sandbox-sync.ts";
 

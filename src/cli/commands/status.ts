@@ -20,15 +20,17 @@ export function registerStatus(program: Command): void {
     .option("--json", "print JSON even on a terminal")
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
-      const [{ createDb }, { readStoreStatus }, { exchangeStatusLines }] = await Promise.all([
+      const [{ createDb }, { readStoreStatus }, { readVerifyStatus }, { exchangeStatusLines }] = await Promise.all([
         import("../../store/prisma.ts"),
         import("../../store/status.ts"),
+        import("../../verify/verify-status.ts"),
         import("../exchange-facts-text.ts"),
       ]);
       const db = createDb(requireDatabaseUrl(config));
       let failed: Record<string, { count: number; lastError?: { queue: string; at: string; reason: string } }> | undefined;
       try {
         const store = await readStoreStatus(db);
+        const verify = await readVerifyStatus(db);
         if (config.redisUrl) {
           const [{ Redis }, { failedJobsByAccount }] = await Promise.all([import("ioredis"), import("../../jobs/failed-jobs.ts")]);
           const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
@@ -53,7 +55,7 @@ export function registerStatus(program: Command): void {
           };
         });
         if (o.json || !process.stdout.isTTY) {
-          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify: store.verify, exchange: exchangeByAccount(store.exchange), crossChecks: store.crossChecks })}\n`);
+          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify, exchange: exchangeByAccount(store.exchange), crossChecks: store.crossChecks })}\n`);
           return;
         }
         const header = ["account", "stream", "cursor", "lag", "last success", "quarantined", "failed jobs", "last error"];
@@ -61,7 +63,7 @@ export function registerStatus(program: Command): void {
         const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => Math.min(r[i]!.length, 80))));
         const line = (cells: string[]) => cells.map((c, i) => (c.length > 80 ? `${c.slice(0, 79)}…` : c).padEnd(widths[i]!)).join("  ");
         process.stdout.write(`${[line(header), ...table.map(line)].join("\n")}\n`);
-        for (const v of store.verify) {
+        for (const v of verify) {
           const when = v.lastRunAt ? v.lastRunAt.toISOString() : "never";
           process.stdout.write(`verify ${v.account}: ${v.outcome === null ? "not run yet" : v.outcome === "pass" ? `pass (${when})` : `FAIL, ${v.failures} failure(s) (${when})`}\n`);
           for (const f of v.failing.slice(0, 10)) process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);

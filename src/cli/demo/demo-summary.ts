@@ -2,7 +2,7 @@
 import type { Sandbox } from "../../sandbox/index.ts";
 import { summariseBills } from "../../store/bills-summary.ts";
 import type { Db } from "../../store/prisma.ts";
-import { readVerifyStatus } from "../../store/status.ts";
+import { readVerifyStatus } from "../../verify/verify-status.ts";
 
 export async function printDemoSummary(out: (line?: string) => void, db: Db, account: string, sandbox: Sandbox | undefined, psqlUrl: string): Promise<boolean> {
   const summary = await summariseBills(db, account);
