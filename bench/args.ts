@@ -1,5 +1,7 @@
-// Command-line flags of `npm run bench`. Defaults are the sizes of issue 8; --small is a quick
-// preset for checking the harness (any explicit flag still wins).
+// Command-line flags of `npm run bench`, parsed by commander as the CLI is. Defaults are the
+// sizes of issue 8; --small is a quick preset for checking the harness (any explicit flag wins).
+import { Command, InvalidArgumentError } from "commander";
+
 export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify", "exchange-behaviours", "co-tenant"] as const;
 export type Item = (typeof ITEMS)[number];
 
@@ -103,35 +105,36 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   co-tenant: --co-tenant-bills ${d.coTenantBills} --co-tenant-weight ${d.coTenantWeight} --co-tenant-window-ms ${d.coTenantWindowMs}
   (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
 
-function positive(flag: string, text: string | undefined): number {
+function positive(flag: string, text: string): number {
   const n = Number(text);
-  if (text === undefined || !/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n <= 0) throw new Error(`${flag} must be a positive whole number\n${USAGE}`);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number`);
   return n;
 }
 
+/** The flags, parsed by commander: --small first, then every explicit flag over it. */
 export function parseArgs(argv: string[]): BenchArgs {
-  const a: BenchArgs = { ...structuredClone(DEFAULTS), only: [...ITEMS], writeDoc: true };
-  if (argv.includes("--small")) Object.assign(a, SMALL);
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i]!;
-    const key = NUMERIC[flag];
-    if (key) {
-      a[key] = positive(flag, argv[++i]);
-    } else if (flag === "--only") {
-      const items = (argv[++i] ?? "").split(",").filter(Boolean);
+  const program = new Command("bench")
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined, writeOut: () => undefined })
+    .option("--only <items>", "comma-separated items", (v: string) => {
+      const items = v.split(",").filter(Boolean);
       const unknown = items.filter((x) => !(ITEMS as readonly string[]).includes(x));
-      if (items.length === 0 || unknown.length > 0) throw new Error(`--only takes a comma-separated list of ${ITEMS.join(", ")}\n${USAGE}`);
-      a.only = ITEMS.filter((x) => items.includes(x));
-    } else if (flag === "--scaling-processes") {
-      a.scalingProcesses = (argv[++i] ?? "").split(",").map((p) => positive(flag, p));
-    } else if (flag === "--small") {
-      // applied above, before the explicit flags
-    } else if (flag === "--no-doc") {
-      a.writeDoc = false;
-    } else {
-      throw new Error(`unknown flag ${flag}\n${USAGE}`);
-    }
+      if (items.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`--only takes a comma-separated list of ${ITEMS.join(", ")}`);
+      return ITEMS.filter((x) => items.includes(x));
+    })
+    .option("--small", "small sizes")
+    .option("--no-doc", "print only")
+    .option("--scaling-processes <list>", "process counts", (v: string) => v.split(",").map((p) => positive("--scaling-processes", p)));
+  for (const [flag, key] of Object.entries(NUMERIC)) program.option(`${flag} <n>`, key, (v: string) => positive(flag, v));
+  try {
+    program.parse(argv, { from: "user" });
+  } catch (err) {
+    throw new Error(`${(err as Error).message.replace(/^error: /, "")}\n${USAGE}`);
   }
+  const o = program.opts<Record<string, unknown>>();
+  const a: BenchArgs = { ...structuredClone(DEFAULTS), ...(o.small ? SMALL : {}), only: (o.only as Item[] | undefined) ?? [...ITEMS], writeDoc: o.doc !== false };
+  for (const key of Object.values(NUMERIC)) if (o[key] !== undefined) a[key] = o[key] as number;
+  if (o.scalingProcesses !== undefined) a.scalingProcesses = o.scalingProcesses as number[];
   return a;
 }
 
