@@ -151,7 +151,7 @@ async function readThrough(o: CrossCheckOptions): Promise<{ bills: Map<string, B
     { fromMs: o.fromMs, toMs: o.toMs, limit: 100 },
     {
       fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
-      commitWindow: async (w) => collect(w.bills),
+      commitWindows: async (w) => collect(w.bills),
       knownDimensions: () => readKnownDimensions(o.db, o.account),
       throttled: () => o.client.recentlyThrottled(),
       profile,

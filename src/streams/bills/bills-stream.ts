@@ -10,7 +10,7 @@ import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { ExchangeProfile } from "./exchange-profile.ts";
 import { fetchWindow } from "./fetch-window.ts";
 import { measureExactBounds, PADDED } from "./exact-bounds.ts";
-import { probePageSize, RecentBills, settlePageSize, type CapProof } from "./page-size-probe.ts";
+import { probePageSize, RecentBills, decidePageSize, type CapProof } from "./page-size-probe.ts";
 import { WindowNotConvergingError } from "./errors.ts";
 import { ProfiledFetch } from "./profiled-fetch.ts";
 import { fetchFullMillisecond, type SplitContext } from "./millisecond-split.ts";
@@ -25,7 +25,7 @@ export interface BillsStreamDeps {
   /** One request; `signal` aborts it (the stream stops requests in flight when it fails). */
   fetchPage: (query: BillsQuery, signal?: AbortSignal) => Promise<BillsPage>;
   /** Stores one or more consecutive completed windows and the cursor, atomically. */
-  commitWindow: (write: Omit<BillsWindowWrite, "accountName" | "stream">) => Promise<BillsWindowResult>;
+  commitWindows: (write: Omit<BillsWindowWrite, "accountName" | "stream">) => Promise<BillsWindowResult>;
   knownDimensions: () => Promise<KnownDimensions>;
   /**
    * True while the exchange's weight budget sets the pace: then one window is asked at a time,
@@ -174,7 +174,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     const first = windows[0]!;
     const last = windows.at(-1)!;
     const started = performance.now();
-    const r = await deps.commitWindow({
+    const r = await deps.commitWindows({
       cursorMs: last.toMs,
       // A bill near a window's edge can be in two windows of a batch (padded queries, or an
       // exchange filtering on another time): the write keeps the later one (bills-window.ts).
@@ -277,7 +277,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         continue;
       }
       if (!profile.trust.pageSizeSettled) {
-        await settlePageSize(profile, (q) => fetchPage(q), from, recent, fetched.firstPage.bills.map((b) => b.billId));
+        await decidePageSize(profile, (q) => fetchPage(q), from, recent, fetched.firstPage.bills.map((b) => b.billId));
         if (!profile.isFull(fetched.firstPage)) {
           await commit(from, to, fetched.items);
           continue;
@@ -300,8 +300,8 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     await writer.flush();
   } catch (err) {
     stop.abort(err);
-    await pipeline.settle();
-    await writer.settle();
+    await pipeline.drain();
+    await writer.drain();
     throw err;
   } finally {
     summary.requestsCalledOff = pipeline.calledOff;

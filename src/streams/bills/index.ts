@@ -94,7 +94,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
         { fromMs, toMs, limit, ...(initialWindowMs === undefined ? {} : { initialWindowMs }) },
         {
           fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
-          commitWindow: (w) => commitBillsWindow(o.db, { ...w, cursorMs: incrementalCursor(w.cursorMs), accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
+          commitWindows: (w) => commitBillsWindow(o.db, { ...w, cursorMs: incrementalCursor(w.cursorMs), accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
           throttled: () => o.client.recentlyThrottled(),
           profile,

@@ -51,7 +51,7 @@ export async function probePageSize(
 
 /**
  * The distinct bills of the run's latest complete windows, as far back as holds more than a page:
- * a range known to hold more bills than the largest page served, which settlePageSize asks.
+ * a range known to hold more bills than the largest page served, which decidePageSize asks.
  */
 export class RecentBills {
   private windows: { fromMs: number; ids: Set<string> }[] = [];
@@ -87,7 +87,7 @@ export class RecentBills {
  * and this millisecond): a larger page shows the page size is larger (the millisecond was
  * complete), a page of the same size proves a cap. Without such a range, nothing is settled.
  */
-export async function settlePageSize(profile: ExchangeProfile, fetchPage: (q: BillsQuery) => Promise<unknown>, ms: number, recent: RecentBills, msBillIds: Iterable<string>): Promise<void> {
+export async function decidePageSize(profile: ExchangeProfile, fetchPage: (q: BillsQuery) => Promise<unknown>, ms: number, recent: RecentBills, msBillIds: Iterable<string>): Promise<void> {
   const size = profile.trust.pageSize;
   if (profile.trust.pageSizeSettled) return;
   const from = recent.startHolding(size, msBillIds);

@@ -171,7 +171,7 @@ export class WindowPipeline {
   }
 
   /** Waits for every request in flight to end (after an abort), ignoring outcomes. */
-  async settle(): Promise<void> {
+  async drain(): Promise<void> {
     await Promise.allSettled(this.inFlight);
   }
 

@@ -61,8 +61,8 @@ export class WriteBehind {
     }
   }
 
-  /** Waits for the write in flight to settle, ignoring its outcome (for error paths). */
-  async settle(): Promise<void> {
+  /** Waits for the write in flight to end, ignoring its outcome (for error paths). */
+  async drain(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.inFlight) await this.inFlight;

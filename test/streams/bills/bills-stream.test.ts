@@ -19,7 +19,7 @@ async function run(all: Bill[], behaviour: ModelBehaviour, range: { fromMs: numb
   const cursors: number[] = [];
   const summary = await syncBills(range, {
     fetchPage: ex.fetchPage,
-    commitWindow: async (w) => {
+    commitWindows: async (w) => {
       for (const b of w.bills) stored.set(b.billId, b);
       cursors.push(w.cursorMs);
       return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };

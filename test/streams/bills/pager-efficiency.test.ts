@@ -30,7 +30,7 @@ async function requestsFor(all: Bill[], ordering: ModelBehaviour["ordering"], fr
     { fromMs, toMs, limit: LIMIT, initialWindowMs: 60_000 },
     {
       fetchPage: ex.fetchPage,
-      commitWindow: async (w) => {
+      commitWindows: async (w) => {
         for (const b of w.bills) stored.add(b.billId);
         return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };
       },

@@ -63,7 +63,7 @@ async function run(
         inFlight--;
       }
     },
-    commitWindow: async (w) => {
+    commitWindows: async (w) => {
       for (const b of w.bills) h.stored.set(b.billId, b);
       h.cursors.push(w.cursorMs);
       return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };

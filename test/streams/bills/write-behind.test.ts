@@ -66,7 +66,7 @@ describe("write-behind (group commit)", () => {
       throw new Error("database down");
     });
     await w.push(win(0));
-    await w.settle();
+    await w.drain();
     await expect(w.push(win(10))).rejects.toThrow("database down");
     await expect(w.flush()).rejects.toThrow("database down");
     expect(calls).toBe(1);
@@ -85,7 +85,7 @@ describe("write-behind (group commit)", () => {
     expect(batches).toEqual([[0, 10, 20], [30]]);
     // Sparse history: empty windows still go out every 64 windows, so the cursor moves.
     for (let i = 0; i < 64; i++) await w.push(win(1000 + i * 10, 0));
-    await w.settle();
+    await w.drain();
     expect(batches).toHaveLength(3);
     expect(batches[2]).toHaveLength(64);
   });
