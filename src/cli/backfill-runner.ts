@@ -93,7 +93,7 @@ export async function runInline({ config, logger, databaseUrl, plans, wait }: Ru
               lookbackMs: 0,
               fromMs: w.data.fromMs,
               untilMs: w.data.toMs,
-              cursorStream: backfillCursorStream(w.data.fromMs, w.data.toMs),
+              bookmark: { window: backfillCursorStream(w.data.fromMs, w.data.toMs) },
               source: plan.account.billsSource,
               exchangeLimits: config.exchange.limits,
               signal,

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { BillSource } from "../config/accounts.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { Db } from "../store/prisma.ts";
-import { syncAccountBills, type ExchangeLimitsSetting } from "../streams/bills/index.ts";
+import { REPAIR_STREAM, syncAccountBills, type ExchangeLimitsSetting } from "../streams/bills/index.ts";
 import type { CoinContinuity } from "./balance-continuity.ts";
 
 export interface RepairWindow {
@@ -60,7 +60,7 @@ export async function repairBreaks(o: {
       lookbackMs: 0,
       fromMs: w.fromMs,
       untilMs: w.toMs,
-      cursorStream: null,
+      bookmark: { none: REPAIR_STREAM },
       ...(o.exchangeLimits ? { exchangeLimits: o.exchangeLimits } : {}),
       ...(o.source ? { source: o.source } : {}),
       signal: o.signal,

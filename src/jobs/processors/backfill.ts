@@ -43,7 +43,7 @@ export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData
       lookbackMs: 0,
       fromMs,
       untilMs: toMs,
-      cursorStream: backfillCursorStream(fromMs, toMs),
+      bookmark: { window: backfillCursorStream(fromMs, toMs) },
       source: rt.account.billsSource,
       exchangeLimits: ctx.config.exchange.limits,
       signal: lease.signal,

@@ -32,15 +32,8 @@ export interface BillsAccountSync {
   untilMs?: number;
   /** Explicit start, overriding the cursor (backfill of a chosen range). */
   fromMs?: number;
-  /**
-   * A backfill window's own bookmark (e.g. "bills-backfill:<from>-<to>"): the window resumes from
-   * it after a crash and never moves the incremental "bills" cursor, which must not jump past a
-   * window that has not finished. Requires fromMs and untilMs.
-   * null: a repair re-read of [fromMs, untilMs] that moves no bookmark (recorded as "bills-repair").
-   */
-  cursorStream?: string | null;
-  /** With cursorStream null: the name the run is recorded under in sync_runs (default "bills-repair"). */
-  recordAs?: string;
+  /** Which bookmark the run reads and moves (default: the incremental "bills" cursor). */
+  bookmark?: BillsBookmark;
   limit?: number;
   /**
    * Told how long after its creation each bill an incremental run adds was first stored (ms):
@@ -55,6 +48,16 @@ export interface BillsAccountSync {
   signal?: AbortSignal;
 }
 
+/**
+ * The bookmark of a run, besides the incremental "bills" cursor (the default):
+ * - `window`: a backfill window's own (e.g. "bills-backfill:<from>-<to>"): the window resumes from
+ *   it after a crash and never moves the incremental cursor, which must not jump past a window
+ *   that has not finished. Needs fromMs and untilMs.
+ * - `none`: a re-read of [fromMs, untilMs] (repair, re-sweep) that moves no bookmark, recorded in
+ *   sync_runs under the name given.
+ */
+export type BillsBookmark = { window: string } | { none: string };
+
 /** Incremental start: the cursor minus the lookback, or BACKFILL_FROM on the first run. */
 export function incrementalStart(cursorMs: number | undefined, backfillFromMs: number, lookbackMs: number): number {
   return cursorMs === undefined ? backfillFromMs : Math.max(0, cursorMs + 1 - lookbackMs);
@@ -64,18 +67,19 @@ export function incrementalStart(cursorMs: number | undefined, backfillFromMs: n
 export const REPAIR_STREAM = "bills-repair";
 
 export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSummary> {
-  const repair = o.cursorStream === null;
-  if (repair && (o.fromMs === undefined || o.untilMs === undefined)) throw new Error("a repair re-read needs fromMs and untilMs");
-  const cursorStream = o.cursorStream === undefined ? BILLS_STREAM : o.cursorStream;
+  const b = o.bookmark;
+  if (b !== undefined && (o.fromMs === undefined || o.untilMs === undefined)) throw new Error("a backfill window or a re-read needs fromMs and untilMs");
+  const ownWindow = b !== undefined && "window" in b;
+  const cursorStream = b === undefined ? BILLS_STREAM : "window" in b ? b.window : null;
   const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
   let fromMs = o.fromMs ?? incrementalStart(cursor, o.backfillFromMs, o.lookbackMs);
   // A backfill window resumes after what it already committed.
-  if (o.cursorStream && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
+  if (ownWindow && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
   const toMs = o.untilMs ?? Date.now();
-  const runStream = cursorStream ?? o.recordAs ?? REPAIR_STREAM;
+  const runStream = b !== undefined && "none" in b ? b.none : (cursorStream ?? REPAIR_STREAM);
   if (o.source === "v3") return syncAccountIncome(o, { fromMs, toMs, cursorStream, runStream });
   const limit = o.limit ?? BILLS_MAX_LIMIT;
-  const initialWindowMs = o.cursorStream ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
+  const initialWindowMs = ownWindow ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
   // What earlier runs learnt of the exchange; stored again after this run, even a failed one
   // (what a refusal taught holds whatever happened next).

@@ -50,7 +50,7 @@ describe("bills sync against the sandbox exchange", () => {
     const client = sandboxClient(sandbox);
     try {
       const window = (from: number) =>
-        syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "density", backfillFromMs: from, lookbackMs: 0, fromMs: from, untilMs: from + DAY - 1, cursorStream: `bills-backfill:${from}-${from + DAY - 1}` });
+        syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "density", backfillFromMs: from, lookbackMs: 0, fromMs: from, untilMs: from + DAY - 1, bookmark: { window: `bills-backfill:${from}-${from + DAY - 1}` } });
       const first = await window(start);
       const second = await window(start + DAY);
       // Day 1's padded last query may bring bills of day 2's first millisecond: stored then.
