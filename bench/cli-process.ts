@@ -88,7 +88,10 @@ export function startCli(args: string[], env: Record<string, string>, scope: Cle
       if (earlier !== undefined) return Promise.resolve(earlier);
       return new Promise<string>((resolveLine, reject) => {
         const timer = setTimeout(() => reject(new Error(`${name}: no line matching ${re} within ${timeoutMs} ms; last output:\n${lines.slice(-20).join("\n")}`)), timeoutMs);
-        const w = { re, resolve: (l: string) => (clearTimeout(timer), resolveLine(l)) };
+        const w = { re, resolve: (l: string) => {
+          clearTimeout(timer);
+          resolveLine(l);
+        } };
         waiters.push(w);
         void exited.then((code) => {
           if (!waiters.includes(w)) return;

@@ -13,7 +13,7 @@ export async function timeCopyOfSameRows(url: string): Promise<{ rows: number; s
   try {
     await c.query("CREATE TABLE bills_copy (LIKE bills INCLUDING ALL)");
     const chunks: Buffer[] = [];
-    await pipeline(c.query(copyTo("COPY bills TO STDOUT")), async function* (source: AsyncIterable<Buffer>) {
+    await pipeline(c.query(copyTo("COPY bills TO STDOUT")), async (source: AsyncIterable<Buffer>) => {
       for await (const chunk of source) chunks.push(chunk);
     });
     const t0 = performance.now();

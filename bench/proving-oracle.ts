@@ -25,7 +25,10 @@ export function provingOracle(times: readonly number[], fromMs: number, toMs: nu
     let i = 0;
     for (let start = fromMs; start <= toMs; start += width) {
       let count = 0;
-      while (i < times.length && times[i]! < start + width) count++, i++;
+      while (i < times.length && times[i]! < start + width) {
+        count++;
+        i++;
+      }
       requests += count >= limit ? 1 + Math.ceil(count / (limit - 1)) : 1;
     }
     if (requests < best.requests) best = { requests, fill };

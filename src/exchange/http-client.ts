@@ -10,7 +10,7 @@ import {
   ExchangeUnavailableError,
   MalformedResponseError,
 } from "./errors.ts";
-import { isLosslessNumber, parseLossless, type JsonValue } from "./lossless-json.ts";
+import { parseLossless, type JsonValue } from "./lossless-json.ts";
 import { decodeResponseText } from "./response-text.ts";
 import { refusalOf } from "./refusals.ts";
 import { backoffDelay, DEFAULT_BACKOFF, parseRetryAfter, type BackoffOptions } from "./retry-policy.ts";
@@ -160,8 +160,14 @@ export class ExchangeClient {
       if (signal.aborted) return callOff();
       signal.addEventListener("abort", callOff, { once: true });
       sent.then(
-        (outcome) => (signal.removeEventListener("abort", callOff), resolve(outcome)),
-        (err: unknown) => (signal.removeEventListener("abort", callOff), reject(err)),
+        (outcome) => {
+          signal.removeEventListener("abort", callOff);
+          resolve(outcome);
+        },
+        (err: unknown) => {
+          signal.removeEventListener("abort", callOff);
+          reject(err);
+        },
       );
     });
   }

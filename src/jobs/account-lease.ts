@@ -10,7 +10,7 @@ import { billsLock, snapshotsLock, type WorkerContext } from "./context.ts";
 export async function leaseAccount(ctx: WorkerContext, account: string, group: RunLockGroup): Promise<Lease | undefined> {
   const lease = await (group === "bills" ? billsLock(ctx, account) : snapshotsLock(ctx, account)).tryAcquire(ctx.forceStop);
   if (!lease) return undefined;
-  let runLock;
+  let runLock: Awaited<ReturnType<typeof acquireRunLock>>;
   try {
     runLock = await acquireRunLock(requireDatabaseUrl(ctx.config), account, group);
   } catch (err) {

@@ -65,16 +65,16 @@ export class AccountEncoder {
     const a = s.account as unknown as Record<string, unknown>;
     const ext = (where: string, i: number): string | null => (extra !== null && extra.where === where && extra.index === i ? extra.text : null);
     const map = (kind: RecordKind, list: readonly Record<string, unknown>[], extraOf: (i: number) => string | null): string =>
-      "{" + list.map((r, i) => `${JSON.stringify(String(r.contract_id))}:${this.record(kind, r, extraOf(i))}`).join(",") + "}";
-    let acc = "{" + this.fields("account", a, ACCOUNT_SCALARS_HEAD);
+      `{${list.map((r, i) => `${JSON.stringify(String(r.contract_id))}:${this.record(kind, r, extraOf(i))}`).join(",")}}`;
+    let acc = `{${this.fields("account", a, ACCOUNT_SCALARS_HEAD)}`;
     const dfs = s.account.default_fee_setting;
     acc += `,"default_fee_setting":${dfs === null ? "null" : this.record("fee", dfs as unknown as Record<string, unknown>, null)}`;
     acc += `,"contract_id_to_fee_setting":${map("fee", s.account.fees as unknown as Record<string, unknown>[], (i) => ext("fee", i))}`;
     acc += `,"contract_id_to_mode_setting":${map("mode", s.account.modes as unknown as Record<string, unknown>[], () => null)}`;
     acc += `,"contract_id_to_leverage_setting":${map("leverage", s.account.leverages as unknown as Record<string, unknown>[], () => null)}`;
-    acc += "," + this.fields("account", a, ACCOUNT_SCALARS_TAIL);
+    acc += `,${this.fields("account", a, ACCOUNT_SCALARS_TAIL)}`;
     const accExtra = ext("account", 0);
-    acc += (accExtra === null ? "" : "," + accExtra) + "}";
+    acc += `${accExtra === null ? "" : `,${accExtra}`}}`;
     const collateral = s.collateral.map((c, i) => this.record("collateral", c as unknown as Record<string, unknown>, ext("collateral", i), true));
     const positions = s.positions.map((p, i) => this.record("position", p as unknown as Record<string, unknown>, ext("position", i)));
     return `{"account":${acc},"collateral":[${collateral.join(",")}],"position":[${positions.join(",")}],"version":${JSON.stringify(s.version)}}`;

@@ -43,7 +43,7 @@ export class ExactSums {
       const abs = (v < 0n ? -v : v).toString().padStart(s + 1, "0");
       const int = abs.slice(0, abs.length - s);
       const frac = abs.slice(abs.length - s).replace(/0+$/, "");
-      return (v < 0n ? "-" : "") + int + (frac === "" ? "" : "." + frac);
+      return (v < 0n ? "-" : "") + int + (frac === "" ? "" : `.${frac}`);
     });
   }
 }

@@ -27,7 +27,7 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 }
 
 export function expectedSignature(secret: string, timestamp: string, r: Pick<SignedRequest, "method" | "path" | "query" | "body">): string {
-  const prefix = timestamp + r.method.toUpperCase() + r.path + (r.query === "" ? "" : "?" + r.query);
+  const prefix = timestamp + r.method.toUpperCase() + r.path + (r.query === "" ? "" : `?${r.query}`);
   return createHmac("sha256", secret).update(prefix, "utf8").update(r.body).digest("base64");
 }
 

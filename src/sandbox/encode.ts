@@ -58,14 +58,14 @@ export function encodeItem(store: BillStore, i: number): string {
   const kind = (flags >> EXTRA_SHIFT) & 7;
   const extra = kind === 0 ? "" : (EXTRAS[kind] as string);
   let s = "{";
-  if (kind === EXTRA_FIRST_KIND) s += extra + ",";
+  if (kind === EXTRA_FIRST_KIND) s += `${extra},`;
   s += `"billId":${flags & ID_AS_STRING ? `"${id}"` : id}`;
   s += `,"coin":${q(store.coinAt(i))},"symbol":${q(store.symbolAt(i))}`;
   s += `,"amount":${q(store.amounts[i] as string)},"businessType":${q(store.typeAt(i))}`;
   s += `,"balance":${q(store.balances[i] as string)},"fillFee":${q(store.fees[i] as string)}`;
   s += `,"${flags & TIME_KEY_CAMEL ? "cTime" : "ctime"}":${flags & TIME_AS_STRING ? `"${time}"` : time}`;
-  if (kind !== 0 && kind !== EXTRA_FIRST_KIND) s += "," + extra;
-  return s + "}";
+  if (kind !== 0 && kind !== EXTRA_FIRST_KIND) s += `,${extra}`;
+  return `${s}}`;
 }
 
 /** `hasNextPage` undefined leaves the key out (switch hasNext "absent"). */

@@ -49,7 +49,7 @@ export class Prng {
   /** Uniform integer in [0, n), n up to 2^53 (two draws when n exceeds 2^32). */
   int(n: number): number {
     if (n <= 4294967296) return Math.floor(this.next() * n);
-    return Math.floor((this.u32() * 4294967296 + this.u32()) / 18446744073709551616 * n);
+    return Math.floor(((this.u32() * 4294967296 + this.u32()) / 2 ** 64) * n);
   }
 
   /** Uniform integer in [lo, hi] (inclusive). */

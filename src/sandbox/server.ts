@@ -84,7 +84,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const finish = (call: IncomingCall, started: number, outcome: string, fault: FaultKind | null): void => {
     count(outcome);
-    log?.(`${call.method} ${call.path}${call.query === "" ? "" : "?" + call.query} -> ${outcome} ${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`);
+    log?.(`${call.method} ${call.path}${call.query === "" ? "" : `?${call.query}`} -> ${outcome} ${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`);
   };
   const send = (res: ServerResponse, call: IncomingCall, started: number, reply: Reply, fault: FaultKind | null): void => {
     const body = Buffer.from(reply.body, "utf8");
@@ -93,7 +93,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     finish(call, started, String(reply.status), fault);
   };
 
-  const onRequest = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse, body: Buffer) => {
     const started = Date.now();
     const url = req.url ?? "/";
     const q = url.indexOf("?");

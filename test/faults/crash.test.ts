@@ -184,7 +184,11 @@ describe("fault scenario 1: crash anywhere", () => {
             });
             void w.exited.then(() => resolve());
             // No more pages once the backfill is done: stop waiting (the check below then fails).
-            const poll = setInterval(() => finished() && (clearInterval(poll), resolve()), 100);
+            const poll = setInterval(() => {
+              if (!finished()) return;
+              clearInterval(poll);
+              resolve();
+            }, 100);
             void w.exited.then(() => clearInterval(poll));
           });
           pages.disarm();

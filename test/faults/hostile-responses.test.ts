@@ -108,8 +108,10 @@ describe("hostile responses: parse layer", () => {
         expect(page.bills.map(billOf)).toEqual(good.map((i) => i.bill));
         const bad = c.items.filter((i) => !i.bill);
         expect(page.rejected.map((x) => x.rawText)).toEqual(bad.map(itemText));
-        page.rejected.forEach((x, k) => expect(x.reason).toMatch(bad[k]!.refusal!));
-        page.rejected.forEach((x, k) => expect(x.cTimeMs).toBe(bad[k]!.timeMs === undefined ? x.cTimeMs : bad[k]!.timeMs));
+        for (const [k, x] of page.rejected.entries()) {
+          expect(x.reason).toMatch(bad[k]!.refusal!);
+          expect(x.cTimeMs).toBe(bad[k]!.timeMs === undefined ? x.cTimeMs : bad[k]!.timeMs);
+        }
         expect(new Set(page.unknownBusinessTypes)).toEqual(new Set(good.filter((i) => i.unknownType).map((i) => i.bill!.businessType)));
 
         // One window holding the page: duplicates resolved, conflicts quarantined with their exact text.
@@ -131,7 +133,7 @@ describe("hostile responses: parse layer", () => {
         parseCases++;
         const c = buildItem(spec);
         const { text, invalidUtf8 } = decodeResponseText(joinSegs(c.piece.segs));
-        let json;
+        let json: ReturnType<typeof parseLossless>;
         try {
           json = parseLossless(text);
         } catch (err) {
@@ -364,7 +366,7 @@ describe("hostile responses: one of each category, end to end", () => {
       { text: [bill("9", {}, ',"amount":"1"')], stored: { billId: "9", amount: "1" } },
     ];
     const body: Seg[] = ['{"hasNextPage":false,"items":['];
-    items.forEach((i, k) => body.push(...(k ? [","] : []), ...i.text));
+    for (const [k, i] of items.entries()) body.push(...(k ? [","] : []), ...i.text);
     body.push("]}");
     exchange.answer(() => joinSegs(body));
     const summary = await syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "one-of-each", backfillFromMs: FROM, lookbackMs: 0, untilMs: TO });
@@ -407,12 +409,15 @@ describe("hostile responses: one of each category, end to end", () => {
     expect(await stored(account)).toEqual({ bills: [], quarantine: [], cursor: undefined });
   });
 
+  /** The sample account response, as a test edits it. */
+  type MutableAccountResponse = { account: Record<string, unknown>; collateral: Record<string, unknown>[] };
+
   it.each([
-    ["an integer past 64 bits", (r: Record<string, any>) => (r.account.create_order_rate_limit_per_minute = new RawNumber("9223372036854775808")), /response\.account\.create_order_rate_limit_per_minute: must be an integer within 64 bits/],
-    ["a collateral margin_mode too long to index", (r: Record<string, any>) => (r.collateral[0].margin_mode = long), /response\.collateral\[0\]\.margin_mode: is longer than 1024 bytes/],
-    ["U+0000 in the status", (r: Record<string, any>) => (r.account.status = "NOR\u0000MAL"), /response\.account\.status contains U\+0000/],
+    ["an integer past 64 bits", (r: MutableAccountResponse) => (r.account.create_order_rate_limit_per_minute = new RawNumber("9223372036854775808")), /response\.account\.create_order_rate_limit_per_minute: must be an integer within 64 bits/],
+    ["a collateral margin_mode too long to index", (r: MutableAccountResponse) => (r.collateral[0]!.margin_mode = long), /response\.collateral\[0\]\.margin_mode: is longer than 1024 bytes/],
+    ["U+0000 in the status", (r: MutableAccountResponse) => (r.account.status = "NOR\u0000MAL"), /response\.account\.status contains U\+0000/],
   ])("quarantines an account response with %s, writing nothing of it", async (name, change, reason) => {
-    const r = accountResponse() as unknown as Record<string, any>;
+    const r = accountResponse() as unknown as MutableAccountResponse;
     change(r);
     const text = JSON.stringify(r, (_k, v) => (v instanceof RawNumber ? `@@${v.digits}@@` : v)).replace(/"@@(\d+)@@"/g, "$1");
     const account = `account-${name.length}`;

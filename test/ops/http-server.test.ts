@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import { Agent, request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.ts";
-import { startOpsServer, type OpsServer, type OpsServerOptions } from "../../src/ops/http-server.ts";
+import { startOpsServer, type OpsServerOptions } from "../../src/ops/http-server.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 

@@ -57,14 +57,14 @@ function expectServed(text: string, state: SandboxAccountState, seen: Seen): voi
     const map = a[field] as Raw;
     const entries = state.account[list] as unknown as Raw[];
     expect(Object.keys(map), field).toEqual(entries.map((e) => e.contract_id));
-    entries.forEach((e) => compare(kind, map[String(e.contract_id)], e, seen));
+    for (const e of entries) compare(kind, map[String(e.contract_id)], e, seen);
   }
   const coll = raw.collateral as unknown[];
   const pos = raw.position as unknown[];
   expect(coll).toHaveLength(state.collateral.length);
   expect(pos).toHaveLength(state.positions.length);
-  state.collateral.forEach((c, i) => compare("collateral", coll[i], c as unknown as Raw, seen));
-  state.positions.forEach((p, i) => compare("position", pos[i], p as unknown as Raw, seen));
+  for (const [i, c] of state.collateral.entries()) compare("collateral", coll[i], c as unknown as Raw, seen);
+  for (const [i, p] of state.positions.entries()) compare("position", pos[i], p as unknown as Raw, seen);
 }
 
 const newSeen = (): Seen => ({ forms: new Map(), extras: [] });

@@ -62,13 +62,15 @@ describe("bills endpoint", () => {
     }
     const n = first.items.length;
     for (const [k, v] of Object.entries(seen)) {
-      if (k === "extra") expect(v / n, k).toBeGreaterThan(0.005), expect(v / n, k).toBeLessThan(0.05);
-      else expect(v / n, k).toBeGreaterThan(0.4), expect(v / n, k).toBeLessThan(0.6);
+      const [lo, hi] = k === "extra" ? [0.005, 0.05] : [0.4, 0.6];
+      expect(v / n, k).toBeGreaterThan(lo);
+      expect(v / n, k).toBeLessThan(hi);
     }
     // Unquoted ids are exact: the raw text carries all digits.
     const unquoted = first.items.find((i) => isLosslessNumber(i.billId));
-    expect(BigInt((unquoted?.billId as LosslessNumber).value) > 2n ** 53n).toBe(true);
-    expect(first.texts.join("")).toContain(`"billId":${(unquoted?.billId as LosslessNumber).value},`);
+    const id = (unquoted!.billId as LosslessNumber).value;
+    expect(BigInt(id) > 2n ** 53n).toBe(true);
+    expect(first.texts.join("")).toContain(`"billId":${id},`);
   });
 
   it("filters by coin, symbol and businessType; empty string and null do not filter", async () => {

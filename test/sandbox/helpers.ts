@@ -40,7 +40,7 @@ export async function call(sb: Sandbox, o: CallOptions = {}): Promise<CallResult
   const ts = o.timestamp ?? String(Date.now());
   const headers: Record<string, string> = {
     "ACCESS-KEY": creds.apiKey,
-    "ACCESS-SIGN": sign(creds.apiSecret, ts + method + path + (query ? "?" + query : "") + body),
+    "ACCESS-SIGN": sign(creds.apiSecret, ts + method + path + (query ? `?${query}` : "") + body),
     "ACCESS-PASSPHRASE": creds.passphrase,
     "ACCESS-TIMESTAMP": ts,
     locale: "en-US",
@@ -51,7 +51,7 @@ export async function call(sb: Sandbox, o: CallOptions = {}): Promise<CallResult
     else headers[k] = v;
   }
   const started = performance.now();
-  const res = await request(`${sb.url}${path}${query ? "?" + query : ""}`, {
+  const res = await request(`${sb.url}${path}${query ? `?${query}` : ""}`, {
     method,
     headers,
     ...(method === "POST" ? { body } : {}),

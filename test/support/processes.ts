@@ -35,7 +35,10 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
 /** Whether something accepts TCP connections on the loopback port (a server left running). */
 export function answers(port: number): Promise<boolean> {
   return new Promise((done) => {
-    const socket = connect(port, "127.0.0.1", () => (socket.end(), done(true)));
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.end();
+      done(true);
+    });
     socket.on("error", () => done(false));
   });
 }

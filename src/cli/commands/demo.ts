@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
 
 const wholeNumber = (flag: string, min: number, max: number) => (v: string) => {
-  if (!/^[0-9]+$/.test(v) || Number(v) < min || Number(v) > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+  if (!/^[0-9]+$/.test(v) || Number(v) < min || Number(v) > max) throw new InvalidArgumentError(`${flag} must be a whole number from ${min} to ${max}`);
   return Number(v);
 };
 

@@ -126,7 +126,8 @@ function track<T>(operation: () => Promise<T>): Promise<T> {
       started = operation();
     } catch (error) {
       settle();
-      reject(error instanceof Wasm.RuntimeError ? (onTrap(error), crashed) : error);
+      if (error instanceof Wasm.RuntimeError) onTrap(error);
+      reject(error instanceof Wasm.RuntimeError ? crashed : error);
       return;
     }
     started.then(

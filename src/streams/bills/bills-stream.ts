@@ -9,7 +9,7 @@ import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-wind
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { ExchangeProfile } from "./exchange-profile.ts";
 import { fetchWindow } from "./fetch-window.ts";
-import { measureExactBounds, PADDED } from "./exact-bounds.ts";
+import { measureExactBounds, } from "./exact-bounds.ts";
 import { probePageSize, RecentBills, decidePageSize, type CapProof } from "./page-size-probe.ts";
 import { WindowNotConvergingError } from "./errors.ts";
 import { ProfiledFetch } from "./profiled-fetch.ts";

@@ -230,7 +230,10 @@ export class WindowPipeline {
     let started = 0;
     let resolve!: (v: WindowFetch) => void;
     let reject!: (e: unknown) => void;
-    s.fetch = new Promise<WindowFetch>((res, rej) => ((resolve = res), (reject = rej)));
+    s.fetch = new Promise<WindowFetch>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
     // Marks the outcome as handled here: a failure is rethrown when the slot reaches the head.
     s.fetch.then(
       () => undefined,

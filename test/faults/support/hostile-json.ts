@@ -196,7 +196,7 @@ const digitString = (min: number, max: number) => fc.string({ unit: fc.constantF
 
 export function arrayPiece(items: Piece[], ws = ""): Piece {
   const segs: Seg[] = ["["];
-  items.forEach((p, i) => segs.push(...(i ? [",", ws] : [ws]), ...p.segs));
+  for (const [i, p] of items.entries()) segs.push(...(i ? [",", ws] : [ws]), ...p.segs);
   segs.push(ws, "]");
   return combine(segs, () => `a:[${items.map((p) => p.id).join(",")}]`, items.map((p) => p.val), items, [], 1 + Math.max(0, ...items.map((p) => p.depth)));
 }
@@ -209,7 +209,7 @@ export interface Member {
 /** An object; keys may repeat: equal values are one member, different values a conflict. */
 export function objectPiece(members: Member[], ws = ""): Piece {
   const segs: Seg[] = ["{"];
-  members.forEach((m, i) => segs.push(...(i ? [",", ws] : [ws]), ...m.key.segs, ws, ":", ws, ...m.value.segs));
+  for (const [i, m] of members.entries()) segs.push(...(i ? [",", ws] : [ws]), ...m.key.segs, ws, ":", ws, ...m.value.segs);
   segs.push(ws, "}");
   const val: Record<string, unknown> = {};
   const values = new Map<string, Piece>();
@@ -250,8 +250,6 @@ function combine(segs: Seg[], id: () => string, val: unknown, values: Piece[], k
 export function nested(depth: number): Piece {
   return { segs: ["[".repeat(depth), "]".repeat(depth)], id: `nested:${depth}`, val: JSON.parse("[".repeat(depth) + "]".repeat(depth)), unstorable: false, badUtf8: false, literalFffd: false, conflict: false, depth };
 }
-
-const ws = fc.constantFrom("", "", "", " ", "\n", "\t ", "\r\n  ");
 
 const scalar: fc.Arbitrary<Piece> = fc.oneof(
   { weight: 4, arbitrary: jsonString({ maxLength: 8 }) },

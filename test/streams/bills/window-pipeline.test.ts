@@ -53,7 +53,14 @@ async function run(
         if (ms > 0)
           await new Promise<void>((resolve) => {
             const t = setTimeout(resolve, ms);
-            signal?.addEventListener("abort", () => (clearTimeout(t), setTimeout(resolve, opts.abortLagMs ?? 0)), { once: true });
+            signal?.addEventListener(
+              "abort",
+              () => {
+                clearTimeout(t);
+                setTimeout(resolve, opts.abortLagMs ?? 0);
+              },
+              { once: true },
+            );
           });
         if (signal?.aborted) h.calledOff++;
         signal?.throwIfAborted();

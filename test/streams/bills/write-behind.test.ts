@@ -7,7 +7,10 @@ const win = (fromMs: number, n = 1): CompletedWindow => ({ fromMs, toMs: fromMs 
 function deferred() {
   let resolve!: () => void;
   let reject!: (e: unknown) => void;
-  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
