@@ -10,7 +10,13 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
-    tags: [{ name: "redis", description: "needs a Redis server (TEST_REDIS_URL, or a local redis-server)", skip: noRedis !== undefined }],
+    tags: [
+      {
+        name: "redis",
+        description: "needs a Redis server (TEST_REDIS_URL, or a local redis-server)",
+        skip: noRedis !== undefined,
+      },
+    ],
     // Integration tests talk to real Postgres and a real HTTP sandbox; give them room.
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -2,7 +2,17 @@
 // sizes of issue 8; --small is a quick preset for checking the harness (any explicit flag wins).
 import { Command, InvalidArgumentError } from "commander";
 
-export const ITEMS = ["ingest", "budget", "memory", "freshness", "scaling", "snapshots", "verify", "exchange-behaviours", "co-tenant"] as const;
+export const ITEMS = [
+  "ingest",
+  "budget",
+  "memory",
+  "freshness",
+  "scaling",
+  "snapshots",
+  "verify",
+  "exchange-behaviours",
+  "co-tenant",
+] as const;
 export type Item = (typeof ITEMS)[number];
 
 export interface BenchArgs {
@@ -71,7 +81,9 @@ const SMALL: Partial<BenchArgs> = {
   coTenantBills: 3000,
 };
 
-type NumericKey = { [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends number ? K : never }[keyof typeof DEFAULTS];
+type NumericKey = {
+  [K in keyof typeof DEFAULTS]: (typeof DEFAULTS)[K] extends number ? K : never;
+}[keyof typeof DEFAULTS];
 
 const NUMERIC: Record<string, NumericKey> = {
   "--bills": "bills",
@@ -103,11 +115,14 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   verify:    --verify-bills ${d.verifyBills}
   exchange-behaviours: --behaviour-bills ${d.behaviourBills}
   co-tenant: --co-tenant-bills ${d.coTenantBills} --co-tenant-weight ${d.coTenantWeight} --co-tenant-window-ms ${d.coTenantWindowMs}
-  (defaults shown; --small: ${Object.entries(SMALL).map(([k, v]) => `${k} ${v}`).join(", ")}; --no-doc: print only)`;
+  (defaults shown; --small: ${Object.entries(SMALL)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ")}; --no-doc: print only)`;
 
 function positive(flag: string, text: string): number {
   const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number`);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n) || n <= 0)
+    throw new InvalidArgumentError(`${flag} must be a positive whole number`);
   return n;
 }
 
@@ -119,20 +134,29 @@ export function parseArgs(argv: string[]): BenchArgs {
     .option("--only <items>", "comma-separated items", (v: string) => {
       const items = v.split(",").filter(Boolean);
       const unknown = items.filter((x) => !(ITEMS as readonly string[]).includes(x));
-      if (items.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`--only takes a comma-separated list of ${ITEMS.join(", ")}`);
+      if (items.length === 0 || unknown.length > 0)
+        throw new InvalidArgumentError(`--only takes a comma-separated list of ${ITEMS.join(", ")}`);
       return ITEMS.filter((x) => items.includes(x));
     })
     .option("--small", "small sizes")
     .option("--no-doc", "print only")
-    .option("--scaling-processes <list>", "process counts", (v: string) => v.split(",").map((p) => positive("--scaling-processes", p)));
-  for (const [flag, key] of Object.entries(NUMERIC)) program.option(`${flag} <n>`, key, (v: string) => positive(flag, v));
+    .option("--scaling-processes <list>", "process counts", (v: string) =>
+      v.split(",").map((p) => positive("--scaling-processes", p)),
+    );
+  for (const [flag, key] of Object.entries(NUMERIC))
+    program.option(`${flag} <n>`, key, (v: string) => positive(flag, v));
   try {
     program.parse(argv, { from: "user" });
   } catch (err) {
     throw new Error(`${(err as Error).message.replace(/^error: /, "")}\n${USAGE}`);
   }
   const o = program.opts<Record<string, unknown>>();
-  const a: BenchArgs = { ...structuredClone(DEFAULTS), ...(o.small ? SMALL : {}), only: (o.only as Item[] | undefined) ?? [...ITEMS], writeDoc: o.doc !== false };
+  const a: BenchArgs = {
+    ...structuredClone(DEFAULTS),
+    ...(o.small ? SMALL : {}),
+    only: (o.only as Item[] | undefined) ?? [...ITEMS],
+    writeDoc: o.doc !== false,
+  };
   for (const key of Object.values(NUMERIC)) if (o[key] !== undefined) a[key] = o[key] as number;
   if (o.scalingProcesses !== undefined) a.scalingProcesses = o.scalingProcesses as number[];
   return a;

@@ -71,9 +71,12 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
     const code = await sync.exited;
     const processSeconds = (performance.now() - t0) / 1000;
     if (code !== 0) throw new Error(`ledger-sync sync exited ${code}:\n${sync.tail()}`);
-    const summary = JSON.parse(sync.stdout().trim().split("\n").at(-1)!) as { bills: { requests: number; billsFetched: number; requestsCalledOff: number; requestsHedged: number } };
+    const summary = JSON.parse(sync.stdout().trim().split("\n").at(-1)!) as {
+      bills: { requests: number; billsFetched: number; requestsCalledOff: number; requestsHedged: number };
+    };
     const stats = await sandbox.stats();
-    if (stats.firstBillsRequestAt === undefined || stats.lastBillsResponseAt === undefined) throw new Error("the sandbox saw no ledger request");
+    if (stats.firstBillsRequestAt === undefined || stats.lastBillsResponseAt === undefined)
+      throw new Error("the sandbox saw no ledger request");
     const pagesNeeded = Math.ceil(o.bills / BILLS_MAX_LIMIT);
     return {
       ...o,
@@ -95,7 +98,11 @@ export async function budgetEfficiency(o: BudgetOptions): Promise<BudgetResult> 
 }
 
 /** How many bills were stored, and the proving oracle on their times (they are the sandbox's history). */
-async function storedHistory(url: string, fromMs: number, toMs: number): Promise<{ stored: number; oracle: ProvingOracle }> {
+async function storedHistory(
+  url: string,
+  fromMs: number,
+  toMs: number,
+): Promise<{ stored: number; oracle: ProvingOracle }> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
@@ -116,12 +123,21 @@ export function budgetRows(r: BudgetResult, sizeNote: string): Row[] {
   const perRequest = (windowsPerRequest(r.weight) * r.windowMs) / 1000;
   return [
     ["bills", `${int(r.bills)}${sizeNote} (stored: ${int(r.stored)})`],
-    ["budget (sandbox and RATE_LIMIT_*)", `${r.weight} IP weight and ${r.weight} UID weight per ${r.windowMs} ms; a bills request weighs IP ${ENDPOINT_WEIGHTS.bills.ip} / UID ${ENDPOINT_WEIGHTS.bills.uid}`],
+    [
+      "budget (sandbox and RATE_LIMIT_*)",
+      `${r.weight} IP weight and ${r.weight} UID weight per ${r.windowMs} ms; a bills request weighs IP ${ENDPOINT_WEIGHTS.bills.ip} / UID ${ENDPOINT_WEIGHTS.bills.uid}`,
+    ],
     ["pages a perfect pager needs", `${int(r.pagesNeeded)} (ceil(bills ÷ ${BILLS_MAX_LIMIT}))`],
     ["theoretical minimum", `${sec(r.minimumSeconds)} (${int(r.pagesNeeded)} × ${perRequest.toFixed(3)} s)`],
-    ["actual (first bills request to last response, at the sandbox)", `${sec(r.actualSeconds)} (the CLI process, start to exit: ${sec(r.processSeconds)})`],
+    [
+      "actual (first bills request to last response, at the sandbox)",
+      `${sec(r.actualSeconds)} (the CLI process, start to exit: ${sec(r.processSeconds)})`,
+    ],
     ["actual / minimum (goal <= 1.1x)", ratio(r.actualSeconds / r.minimumSeconds)],
-    ["requests made", `${int(r.requests)} (${ratio(r.requests / r.pagesNeeded)} the pages needed; ${(r.bills / r.requests).toFixed(1)} bills per request)`],
+    [
+      "requests made",
+      `${int(r.requests)} (${ratio(r.requests / r.pagesNeeded)} the pages needed; ${(r.bills / r.requests).toFixed(1)} bills per request)`,
+    ],
     ["of those: called off before their answer / hedges", `${int(r.calledOff)} / ${int(r.hedged)}`],
     [
       "an oracle pager that proves every window (a page not full), knowing the true average density",

@@ -38,13 +38,28 @@ export function binStart(): { env: Record<string, string>; nodeOptions: string; 
   }
   if (words.shift() !== "node") return { env: {}, nodeOptions: "", line: "" };
   const nodeOptions = words.join(" ");
-  return { env, nodeOptions, line: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), "node", nodeOptions].filter(Boolean).join(" ") };
+  return {
+    env,
+    nodeOptions,
+    line: [...Object.entries(env).map(([k, v]) => `${k}=${v}`), "node", nodeOptions].filter(Boolean).join(" "),
+  };
 }
 
-export function startCli(args: string[], env: Record<string, string>, scope: Cleanup, name = args[0] ?? "ledger-sync"): CliProcess {
+export function startCli(
+  args: string[],
+  env: Record<string, string>,
+  scope: Cleanup,
+  name = args[0] ?? "ledger-sync",
+): CliProcess {
   const start = binStart();
   const child = spawn(process.execPath, [resolve("bin/ledger-sync.js"), ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...start.env, ...(start.nodeOptions ? { NODE_OPTIONS: start.nodeOptions } : {}), ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...start.env,
+      ...(start.nodeOptions ? { NODE_OPTIONS: start.nodeOptions } : {}),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
@@ -67,7 +82,9 @@ export function startCli(args: string[], env: Record<string, string>, scope: Cle
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   createInterface({ input: child.stdout! }).on("line", onLine);
   createInterface({ input: child.stderr! }).on("line", onLine);
-  const exited = new Promise<number | null>((r) => child.once("exit", (code, signal) => r(code ?? (signal ? 128 : null))));
+  const exited = new Promise<number | null>((r) =>
+    child.once("exit", (code, signal) => r(code ?? (signal ? 128 : null))),
+  );
   const stop = async (graceMs = 15_000) => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGTERM");
@@ -87,17 +104,32 @@ export function startCli(args: string[], env: Record<string, string>, scope: Cle
       const earlier = seen.find((l) => re.test(l));
       if (earlier !== undefined) return Promise.resolve(earlier);
       return new Promise<string>((resolveLine, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${name}: no line matching ${re} within ${timeoutMs} ms; last output:\n${lines.slice(-20).join("\n")}`)), timeoutMs);
-        const w = { re, resolve: (l: string) => {
-          clearTimeout(timer);
-          resolveLine(l);
-        } };
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${name}: no line matching ${re} within ${timeoutMs} ms; last output:\n${lines.slice(-20).join("\n")}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        const w = {
+          re,
+          resolve: (l: string) => {
+            clearTimeout(timer);
+            resolveLine(l);
+          },
+        };
         waiters.push(w);
         void exited.then((code) => {
           if (!waiters.includes(w)) return;
           waiters.splice(waiters.indexOf(w), 1);
           clearTimeout(timer);
-          reject(new Error(`${name} exited (code ${code}) before printing ${re}; last output:\n${lines.slice(-20).join("\n")}`));
+          reject(
+            new Error(
+              `${name} exited (code ${code}) before printing ${re}; last output:\n${lines.slice(-20).join("\n")}`,
+            ),
+          );
         });
       });
     },
@@ -105,4 +137,3 @@ export function startCli(args: string[], env: Record<string, string>, scope: Cle
     stop,
   };
 }
-

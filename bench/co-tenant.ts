@@ -60,7 +60,13 @@ export async function coTenant(o: CoTenantOptions): Promise<CoTenantResult[]> {
   }
 }
 
-async function run(db: Db, o: CoTenantOptions, account: string, share: number, spentBefore: boolean): Promise<CoTenantResult> {
+async function run(
+  db: Db,
+  o: CoTenantOptions,
+  account: string,
+  share: number,
+  spentBefore: boolean,
+): Promise<CoTenantResult> {
   const endMs = Date.now() - 60_000;
   const sandbox = await startSandbox({
     seed: 51,
@@ -90,16 +96,28 @@ async function run(db: Db, o: CoTenantOptions, account: string, share: number, s
     const started = performance.now();
     let failure: string | undefined;
     try {
-      await syncAccountBills({ db, client, logger: pino({ level: "silent" }), accountName: account, backfillFromMs: truth[0]!.cTimeMs, lookbackMs: 600_000 });
+      await syncAccountBills({
+        db,
+        client,
+        logger: pino({ level: "silent" }),
+        accountName: account,
+        backfillFromMs: truth[0]!.cTimeMs,
+        lookbackMs: 600_000,
+      });
     } catch (err) {
       failure = (err as Error).message;
     }
     const seconds = (performance.now() - started) / 1000;
     const stats = sandbox.stats();
-    const rows = await db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1", account);
+    const rows = await db.$queryRawUnsafe<{ n: number }[]>(
+      "SELECT count(*)::int AS n FROM bills WHERE account_name = $1",
+      account,
+    );
     const accepted = stats.billsRequests - stats.rateLimited;
     return {
-      scenario: spentBefore ? "budget spent by a killed predecessor, no other client" : `other client at ${pct(share, 1)} of the UID budget`,
+      scenario: spentBefore
+        ? "budget spent by a killed predecessor, no other client"
+        : `other client at ${pct(share, 1)} of the UID budget`,
       share,
       requests: stats.billsRequests,
       rateLimited: stats.rateLimited,
@@ -131,14 +149,20 @@ async function spendWholeBudget(sandbox: Sandbox, o: CoTenantOptions): Promise<v
   const truth = sandbox.truth();
   const query = { startTime: truth[0]!.cTimeMs, endTime: truth.at(-1)!.cTimeMs, limit: 100 };
   try {
-    for (let i = 0; i < (2 * o.uidWeight) / BILLS_UID_WEIGHT; i++) await fetchBillsPage(dead, query).catch(() => undefined);
+    for (let i = 0; i < (2 * o.uidWeight) / BILLS_UID_WEIGHT; i++)
+      await fetchBillsPage(dead, query).catch(() => undefined);
   } finally {
     await dead.close();
   }
 }
 
 export function coTenantRows(results: CoTenantResult[], o: CoTenantOptions, note: string): Row[] {
-  const rows: Row[] = [["history, budget", `${int(o.bills)} bills${note} over 120 days; UID budget ${o.uidWeight} per ${o.windowMs} ms (bills request: UID 5), client configured with the whole budget`]];
+  const rows: Row[] = [
+    [
+      "history, budget",
+      `${int(o.bills)} bills${note} over 120 days; UID budget ${o.uidWeight} per ${o.windowMs} ms (bills request: UID 5), client configured with the whole budget`,
+    ],
+  ];
   for (const r of results) {
     const share429 = r.requests > 0 ? r.rateLimited / r.requests : 0;
     const ofLeft = r.acceptedWeightPerSec / r.leftWeightPerSec;

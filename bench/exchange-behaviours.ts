@@ -62,10 +62,25 @@ export async function exchangeBehaviours(o: BehavioursOptions): Promise<Behaviou
     const endMs = Date.now() - 60_000;
     // No bursts in the main history: splitting a burst millisecond costs the same on every exchange
     // (about 140 requests each) and would only blur the ratios.
-    const history: SandboxOptions = { seed: 41, billCount: o.bills, startMs: endMs - 120 * DAY_MS, endMs, limits: null };
+    const history: SandboxOptions = {
+      seed: 41,
+      billCount: o.bills,
+      startMs: endMs - 120 * DAY_MS,
+      endMs,
+      limits: null,
+    };
     const bursty: SandboxOptions = { ...history, bursts: 2, burstSize: 150 };
-    const sparseYear: SandboxOptions = { seed: 42, billCount: SPARSE_YEAR_BILLS, startMs: endMs - 365 * DAY_MS, endMs, limits: null };
-    const pages = (bills: number, size: number) => ({ what: `pages needed, ceil(${int(bills)} / ${size})`, requests: Math.ceil(bills / size) });
+    const sparseYear: SandboxOptions = {
+      seed: 42,
+      billCount: SPARSE_YEAR_BILLS,
+      startMs: endMs - 365 * DAY_MS,
+      endMs,
+      limits: null,
+    };
+    const pages = (bills: number, size: number) => ({
+      what: `pages needed, ceil(${int(bills)} / ${size})`,
+      requests: Math.ceil(bills / size),
+    });
 
     let n = 0;
     const sync = (r: Omit<Run, "account">) => syncCost(db, { ...r, account: `behaviour_${n++}` });
@@ -77,18 +92,36 @@ export async function exchangeBehaviours(o: BehavioursOptions): Promise<Behaviou
     // because 50 is asked (the honest exchange at the same page size).
     const honest50 = { what: "honest exchange, client limit 50", cost: await sync({ sandbox: history, limit: 50 }) };
     const capped = await sync({ sandbox: { ...history, pageCap: 50 } });
-    results.push({ behaviour: "page cap 50 (hasNextPage honest)", cost: capped, baseline: honest50, floor: pages(o.bills, 50) });
+    results.push({
+      behaviour: "page cap 50 (hasNextPage honest)",
+      cost: capped,
+      baseline: honest50,
+      floor: pages(o.bills, 50),
+    });
     results.push({
       behaviour: "page cap 50, hasNextPage absent",
       cost: await sync({ sandbox: { ...history, pageCap: 50, hasNext: "absent" } }),
       baseline: { what: "page cap 50, hasNextPage honest", cost: capped },
       floor: pages(o.bills, 50),
     });
-    results.push({ behaviour: "hasNextPage absent", cost: await sync({ sandbox: { ...history, hasNext: "absent" } }), baseline, floor: pages(o.bills, BILLS_MAX_LIMIT) });
-    results.push({ behaviour: "hasNextPage always true", cost: await sync({ sandbox: { ...history, hasNext: "always" } }), baseline, floor: pages(o.bills, BILLS_MAX_LIMIT) });
+    results.push({
+      behaviour: "hasNextPage absent",
+      cost: await sync({ sandbox: { ...history, hasNext: "absent" } }),
+      baseline,
+      floor: pages(o.bills, BILLS_MAX_LIMIT),
+    });
+    results.push({
+      behaviour: "hasNextPage always true",
+      cost: await sync({ sandbox: { ...history, hasNext: "always" } }),
+      baseline,
+      floor: pages(o.bills, BILLS_MAX_LIMIT),
+    });
 
     // Span limit on a sparse year: a 1-day span forces 365 windows whatever the client does.
-    const sparseHonest = { what: `honest exchange, same sparse year (${SPARSE_YEAR_BILLS} bills over 365 days)`, cost: await sync({ sandbox: sparseYear }) };
+    const sparseHonest = {
+      what: `honest exchange, same sparse year (${SPARSE_YEAR_BILLS} bills over 365 days)`,
+      cost: await sync({ sandbox: sparseYear }),
+    };
     results.push({
       behaviour: `max span 1 day (refused with HTTP 200), sparse year of ${SPARSE_YEAR_BILLS} bills`,
       cost: await sync({ sandbox: { ...sparseYear, maxSpanMs: DAY_MS, refusalStatus: 200 } }),
@@ -103,10 +136,18 @@ export async function exchangeBehaviours(o: BehavioursOptions): Promise<Behaviou
     results.push({
       behaviour: "history 90 days (of 120), run started at the history's start",
       cost: await sync({ sandbox: { ...history, historyDays: 90 } }),
-      baseline: { what: "honest exchange, synced from now - 90 days", cost: await sync({ sandbox: history, fromMs: horizon }) },
+      baseline: {
+        what: "honest exchange, synced from now - 90 days",
+        cost: await sync({ sandbox: history, fromMs: horizon }),
+      },
       floor: pages(kept, BILLS_MAX_LIMIT),
     });
-    results.push({ behaviour: "filter skew 3 s", cost: await sync({ sandbox: { ...history, filterSkewMs: 3000 } }), baseline, floor: pages(o.bills, BILLS_MAX_LIMIT) });
+    results.push({
+      behaviour: "filter skew 3 s",
+      cost: await sync({ sandbox: { ...history, filterSkewMs: 3000 } }),
+      baseline,
+      floor: pages(o.bills, BILLS_MAX_LIMIT),
+    });
     // Unknown types matter where a millisecond is full: the same history with two bursts.
     const unknown = Math.max(1, Math.round(o.bills * 0.05));
     results.push({
@@ -153,7 +194,15 @@ async function syncCost(db: Db, r: Run): Promise<SyncCost> {
     let failure: string | undefined;
     let unverified = new Set<number>();
     try {
-      const summary = await syncAccountBills({ db, client, logger: pino({ level: "silent" }), accountName: r.account, backfillFromMs: r.fromMs ?? truth[0]!.cTimeMs, lookbackMs: 600_000, limit });
+      const summary = await syncAccountBills({
+        db,
+        client,
+        logger: pino({ level: "silent" }),
+        accountName: r.account,
+        backfillFromMs: r.fromMs ?? truth[0]!.cTimeMs,
+        lookbackMs: 600_000,
+        limit,
+      });
       unverified = new Set(summary.unverifiedMilliseconds);
     } catch (err) {
       failure = (err as Error).message;
@@ -161,16 +210,32 @@ async function syncCost(db: Db, r: Run): Promise<SyncCost> {
     const seconds = (performance.now() - started) / 1000;
     const requests = sandbox.stats().billsRequests;
     if (stopped) return { requests, seconds, outcome: stopped, whole: false };
-    if (failure) return { requests, seconds, outcome: `failed: ${failure.length > 160 ? `${failure.slice(0, 160)}...` : failure}`, whole: false };
+    if (failure)
+      return {
+        requests,
+        seconds,
+        outcome: `failed: ${failure.length > 160 ? `${failure.slice(0, 160)}...` : failure}`,
+        whole: false,
+      };
     // Whole? Every bill from where the run could start (the horizon, with a minute of slack) is stored.
     const from = Math.max(r.fromMs ?? 0, horizon === undefined ? 0 : horizon + 60_000);
     const want = truth.filter((b) => sandbox.filterTimeOf(b) >= from);
-    const rows = await db.$queryRawUnsafe<{ id: string }[]>("SELECT bill_id AS id FROM bills WHERE account_name = $1", r.account);
+    const rows = await db.$queryRawUnsafe<{ id: string }[]>(
+      "SELECT bill_id AS id FROM bills WHERE account_name = $1",
+      r.account,
+    );
     const stored = new Set(rows.map((x) => x.id));
     const missing = want.filter((b) => !stored.has(b.billId));
     const lost = missing.filter((b) => !unverified.has(b.cTimeMs) && !unverified.has(sandbox.filterTimeOf(b))).length;
     const named = `${unverified.size} millisecond${unverified.size === 1 ? "" : "s"} reported unverified`;
-    const outcome = lost > 0 ? `${int(lost)} of ${int(want.length)} missing` : missing.length > 0 ? `unverified: ${missing.length} bills missing, all in the ${named}` : unverified.size > 0 ? `exact, ${named}` : "exact";
+    const outcome =
+      lost > 0
+        ? `${int(lost)} of ${int(want.length)} missing`
+        : missing.length > 0
+          ? `unverified: ${missing.length} bills missing, all in the ${named}`
+          : unverified.size > 0
+            ? `exact, ${named}`
+            : "exact";
     return { requests, seconds, outcome, whole: lost === 0 };
   } finally {
     clearInterval(watch);
@@ -180,13 +245,23 @@ async function syncCost(db: Db, r: Run): Promise<SyncCost> {
 }
 
 export function behaviourRows(results: BehaviourResult[], bills: number, note: string): Row[] {
-  const rows: Row[] = [["history", `${int(bills)} bills${note} over 120 days ending now; the unknown-types row adds two bursts of 150 bills in one millisecond; the span-limit row: ${SPARSE_YEAR_BILLS} bills over 365 days`]];
+  const rows: Row[] = [
+    [
+      "history",
+      `${int(bills)} bills${note} over 120 days ending now; the unknown-types row adds two bursts of 150 bills in one millisecond; the span-limit row: ${SPARSE_YEAR_BILLS} bills over 365 days`,
+    ],
+  ];
   for (const r of results) {
     const vsBaseline = r.cost.requests / r.baseline.cost.requests;
     const vsFloor = r.cost.requests / r.floor.requests;
     // A ratio means nothing for a copy that is not whole (a run that gave up early looks cheap).
-    const ratios = r.cost.whole ? `ratio ${ratio(vsBaseline)}${vsBaseline > 1.5 ? " (goal <= 1.5x)" : ""}; ${r.floor.what}: ${int(r.floor.requests)}, ratio ${ratio(vsFloor)}` : `no ratio: the copy is not whole; ${r.floor.what}: ${int(r.floor.requests)}`;
-    rows.push([r.behaviour, `${int(r.cost.requests)} requests (${r.cost.outcome}, ${r.cost.seconds.toFixed(1)} s); ${r.baseline.what}: ${int(r.baseline.cost.requests)} (${r.baseline.cost.outcome}); ${ratios}`]);
+    const ratios = r.cost.whole
+      ? `ratio ${ratio(vsBaseline)}${vsBaseline > 1.5 ? " (goal <= 1.5x)" : ""}; ${r.floor.what}: ${int(r.floor.requests)}, ratio ${ratio(vsFloor)}`
+      : `no ratio: the copy is not whole; ${r.floor.what}: ${int(r.floor.requests)}`;
+    rows.push([
+      r.behaviour,
+      `${int(r.cost.requests)} requests (${r.cost.outcome}, ${r.cost.seconds.toFixed(1)} s); ${r.baseline.what}: ${int(r.baseline.cost.requests)} (${r.baseline.cost.outcome}); ${ratios}`,
+    ]);
   }
   return rows;
 }

@@ -62,12 +62,15 @@ export async function freshness(o: FreshnessOptions): Promise<FreshnessResult> {
       },
       scope,
     );
-    const count = async () => (await reader.query<{ n: number }>("SELECT count(*)::int AS n FROM bills WHERE account_name = 'fresh'")).rows[0]?.n ?? 0;
+    const count = async () =>
+      (await reader.query<{ n: number }>("SELECT count(*)::int AS n FROM bills WHERE account_name = 'fresh'")).rows[0]
+        ?.n ?? 0;
     await worker.waitForLine(/"worker started"/, 60_000);
     // The history first: the first scheduled run syncs it all.
     const deadline = Date.now() + 120_000;
     while ((await count()) < HISTORY_BILLS - 1) {
-      if (Date.now() > deadline) throw new Error(`the worker did not sync the ${HISTORY_BILLS}-bill history within 120 s:\n${worker.tail()}`);
+      if (Date.now() > deadline)
+        throw new Error(`the worker did not sync the ${HISTORY_BILLS}-bill history within 120 s:\n${worker.tail()}`);
       await sleep(100);
     }
 
@@ -78,9 +81,14 @@ export async function freshness(o: FreshnessOptions): Promise<FreshnessResult> {
       const { bill, appendedAt } = await sandbox.appendBill({ amount: "1" });
       const timeout = Date.now() + o.intervalMs * 5 + 60_000;
       for (;;) {
-        const { rowCount } = await reader.query("SELECT 1 FROM bills WHERE account_name = 'fresh' AND bill_id = $1", [bill.billId]);
+        const { rowCount } = await reader.query("SELECT 1 FROM bills WHERE account_name = 'fresh' AND bill_id = $1", [
+          bill.billId,
+        ]);
         if (rowCount) break;
-        if (Date.now() > timeout) throw new Error(`bill ${bill.billId} not in PostgreSQL after ${Date.now() - appendedAt} ms:\n${worker.tail()}`);
+        if (Date.now() > timeout)
+          throw new Error(
+            `bill ${bill.billId} not in PostgreSQL after ${Date.now() - appendedAt} ms:\n${worker.tail()}`,
+          );
         await sleep(POLL_MS);
       }
       latencies.push((Date.now() - appendedAt) / 1000);
@@ -88,12 +96,19 @@ export async function freshness(o: FreshnessOptions): Promise<FreshnessResult> {
     const { revealedAt } = await sandbox.revealBill(late.billId);
     const healTimeout = revealedAt + 30 * 60_000;
     for (;;) {
-      const { rowCount } = await reader.query("SELECT 1 FROM bills WHERE account_name = 'fresh' AND bill_id = $1", [late.billId]);
+      const { rowCount } = await reader.query("SELECT 1 FROM bills WHERE account_name = 'fresh' AND bill_id = $1", [
+        late.billId,
+      ]);
       if (rowCount) break;
-      if (Date.now() > healTimeout) throw new Error(`late bill ${late.billId} not in PostgreSQL 30 min after it was served:\n${worker.tail()}`);
+      if (Date.now() > healTimeout)
+        throw new Error(`late bill ${late.billId} not in PostgreSQL 30 min after it was served:\n${worker.tail()}`);
       await sleep(POLL_MS * 5);
     }
-    const lateBill = { behindSeconds: (revealedAt - late.cTimeMs) / 1000, hiddenSeconds: (revealedAt - hiddenAt) / 1000, healedSeconds: (Date.now() - revealedAt) / 1000 };
+    const lateBill = {
+      behindSeconds: (revealedAt - late.cTimeMs) / 1000,
+      hiddenSeconds: (revealedAt - hiddenAt) / 1000,
+      healedSeconds: (Date.now() - revealedAt) / 1000,
+    };
     const stats = await sandbox.stats();
     return { ...o, latencies, lateBill, rateLimited: stats.rateLimited };
   } finally {

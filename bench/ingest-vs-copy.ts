@@ -56,7 +56,10 @@ export const HISTORY_FROM_MS = HISTORY_TO_MS - 180 * 86_400_000;
 export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
   const scope = new Cleanup();
   try {
-    const sandbox = await startSandboxProcess({ seed: 7, billCount: o.bills, startMs: HISTORY_FROM_MS, endMs: HISTORY_TO_MS, limits: null }, scope);
+    const sandbox = await startSandboxProcess(
+      { seed: 7, billCount: o.bills, startMs: HISTORY_FROM_MS, endMs: HISTORY_TO_MS, limits: null },
+      scope,
+    );
     const pairs: Pair[] = [];
     for (let i = 0; i < RUNS; i++) pairs.push(await backfillAndCopy(o, sandbox, scope));
     const ratioOf = (p: Pair) => o.bills / p.ingestSeconds / (p.copyRows / p.copySeconds);
@@ -64,7 +67,13 @@ export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
     const upsertDatabase = await benchDatabase(scope);
     const upsert = await timePerRowUpsert(median.databaseUrl, upsertDatabase.url, Math.min(o.upsertRows, o.bills));
     const { databaseUrl: _, ...reported } = median;
-    return { bills: o.bills, ratios: pairs.map(ratioOf), ...reported, upsertRows: upsert.rows, upsertSeconds: upsert.seconds };
+    return {
+      bills: o.bills,
+      ratios: pairs.map(ratioOf),
+      ...reported,
+      upsertRows: upsert.rows,
+      upsertSeconds: upsert.seconds,
+    };
   } finally {
     await scope.run();
   }
@@ -93,14 +102,24 @@ async function backfillAndCopy(o: IngestOptions, sandbox: { url: string; pid: nu
     const cpu0 = process.cpuUsage();
     const sandboxCpu0 = cpuSeconds(sandbox.pid) ?? 0;
     const t0 = performance.now();
-    const summary = await syncAccountBills({ db, client, logger, accountName: "bench", backfillFromMs: HISTORY_FROM_MS, lookbackMs: 0, fromMs: HISTORY_FROM_MS, untilMs: HISTORY_TO_MS });
+    const summary = await syncAccountBills({
+      db,
+      client,
+      logger,
+      accountName: "bench",
+      backfillFromMs: HISTORY_FROM_MS,
+      lookbackMs: 0,
+      fromMs: HISTORY_FROM_MS,
+      untilMs: HISTORY_TO_MS,
+    });
     const ingestSeconds = (performance.now() - t0) / 1000;
     const cpu1 = process.cpuUsage(cpu0);
     const machine1 = machineCpu();
     const sandboxCpu = (cpuSeconds(sandbox.pid) ?? sandboxCpu0) - sandboxCpu0;
     clearInterval(pgTimer);
     await pgCpu.sample();
-    if (summary.billsFetched !== o.bills) throw new Error(`benchmark backfill fetched ${summary.billsFetched} of ${o.bills} bills`);
+    if (summary.billsFetched !== o.bills)
+      throw new Error(`benchmark backfill fetched ${summary.billsFetched} of ${o.bills} bills`);
     const copy = await timeCopyOfSameRows(database.url);
     if (copy.rows !== o.bills) throw new Error(`COPY loaded ${copy.rows} of ${o.bills} rows`);
     return {
@@ -111,7 +130,13 @@ async function backfillAndCopy(o: IngestOptions, sandbox: { url: string; pid: nu
       fetchSeconds: summary.fetchSeconds,
       writeSeconds: summary.writeSeconds,
       profile: client.profile(),
-      cpu: { client: (cpu1.user + cpu1.system) / 1e6, sandbox: sandboxCpu, postgres: pgCpu.seconds(), machineBusy: machine1.busy - machine0.busy, machineTotal: machine1.total - machine0.total },
+      cpu: {
+        client: (cpu1.user + cpu1.system) / 1e6,
+        sandbox: sandboxCpu,
+        postgres: pgCpu.seconds(),
+        machineBusy: machine1.busy - machine0.busy,
+        machineTotal: machine1.total - machine0.total,
+      },
       copyRows: copy.rows,
       copySeconds: copy.seconds,
     };
@@ -131,18 +156,45 @@ export function ingestRows(r: IngestResult, sizeNote: string): Row[] {
   const ours = r.cpu.client + r.cpu.sandbox + r.cpu.postgres;
   return [
     ["bills served and backfilled", `${int(r.bills)}${sizeNote}`],
-    ["end-to-end backfill (HTTP, parse, validate, map, write)", `${int(e2e)} bills/s (${sec(r.ingestSeconds)}, ${int(r.requests)} requests, ${int(r.windows)} windows)`],
+    [
+      "end-to-end backfill (HTTP, parse, validate, map, write)",
+      `${int(e2e)} bills/s (${sec(r.ingestSeconds)}, ${int(r.requests)} requests, ${int(r.windows)} windows)`,
+    ],
     ["raw COPY of the same rows", `${int(copy)} bills/s (${sec(r.copySeconds)})`],
     [`per-row Prisma upsert loop (${int(r.upsertRows)} rows)`, `${int(perRow)} bills/s (${sec(r.upsertSeconds)})`],
-    ["end-to-end / COPY (goal >= 0.5x)", `${ratio(e2e / copy)} (the median of ${r.ratios.length} backfill + COPY pairs: ${r.ratios.map(ratio).join(", ")}; this pair's figures throughout)`],
+    [
+      "end-to-end / COPY (goal >= 0.5x)",
+      `${ratio(e2e / copy)} (the median of ${r.ratios.length} backfill + COPY pairs: ${r.ratios.map(ratio).join(", ")}; this pair's figures throughout)`,
+    ],
     ["end-to-end / per-row upsert (goal >= 30x)", ratio(e2e / perRow)],
-    ["profile: fetch path, summed over concurrent requests (fetchSeconds)", `${sec(r.fetchSeconds)} (${(r.fetchSeconds / r.ingestSeconds).toFixed(1)} requests in flight on average)`],
-    ["↳ HTTP round trip incl. budget gate (remainder)", `${sec(http)} (${((1000 * http) / Math.max(1, p.calls)).toFixed(2)} ms per request)`],
-    ["↳ lossless JSON parse, once per body (estimated)", `${sec(p.jsonParseSeconds)} (native JSON.parse of the same text: ${sec(p.nativeJsonParseSeconds)}; ${(p.responseChars / 1e6).toFixed(0)} MB received)`],
-    ["↳ validation + mapping (parseBillsPage)", `${sec(p.validateMapSeconds)} (${((1e6 * p.validateMapSeconds) / r.bills).toFixed(1)} µs per bill)`],
-    ["profile: write path, overlapping the fetches (writeSeconds)", `${sec(r.writeSeconds)} (${pct(r.writeSeconds, r.ingestSeconds)} of end-to-end; ${int(r.bills / r.writeSeconds)} bills/s while writing)`],
-    ["CPU seconds during the backfill", `client ${r.cpu.client.toFixed(1)}, sandbox ${r.cpu.sandbox.toFixed(1)}, PostgreSQL backends ${r.cpu.postgres.toFixed(1)}: ${ours.toFixed(1)} of ${r.cpu.machineTotal.toFixed(1)} (${cpuList().length} cores x wall) = ${pct(ours, r.cpu.machineTotal)}`],
-    ["machine CPU busy meanwhile (every process, ours or not)", `${r.cpu.machineBusy.toFixed(1)} s = ${pct(r.cpu.machineBusy, r.cpu.machineTotal)}${r.cpu.machineBusy > ours * 1.25 + 0.5 ? " (well above ours: other work shared the cores)" : ""}`],
+    [
+      "profile: fetch path, summed over concurrent requests (fetchSeconds)",
+      `${sec(r.fetchSeconds)} (${(r.fetchSeconds / r.ingestSeconds).toFixed(1)} requests in flight on average)`,
+    ],
+    [
+      "↳ HTTP round trip incl. budget gate (remainder)",
+      `${sec(http)} (${((1000 * http) / Math.max(1, p.calls)).toFixed(2)} ms per request)`,
+    ],
+    [
+      "↳ lossless JSON parse, once per body (estimated)",
+      `${sec(p.jsonParseSeconds)} (native JSON.parse of the same text: ${sec(p.nativeJsonParseSeconds)}; ${(p.responseChars / 1e6).toFixed(0)} MB received)`,
+    ],
+    [
+      "↳ validation + mapping (parseBillsPage)",
+      `${sec(p.validateMapSeconds)} (${((1e6 * p.validateMapSeconds) / r.bills).toFixed(1)} µs per bill)`,
+    ],
+    [
+      "profile: write path, overlapping the fetches (writeSeconds)",
+      `${sec(r.writeSeconds)} (${pct(r.writeSeconds, r.ingestSeconds)} of end-to-end; ${int(r.bills / r.writeSeconds)} bills/s while writing)`,
+    ],
+    [
+      "CPU seconds during the backfill",
+      `client ${r.cpu.client.toFixed(1)}, sandbox ${r.cpu.sandbox.toFixed(1)}, PostgreSQL backends ${r.cpu.postgres.toFixed(1)}: ${ours.toFixed(1)} of ${r.cpu.machineTotal.toFixed(1)} (${cpuList().length} cores x wall) = ${pct(ours, r.cpu.machineTotal)}`,
+    ],
+    [
+      "machine CPU busy meanwhile (every process, ours or not)",
+      `${r.cpu.machineBusy.toFixed(1)} s = ${pct(r.cpu.machineBusy, r.cpu.machineTotal)}${r.cpu.machineBusy > ours * 1.25 + 0.5 ? " (well above ours: other work shared the cores)" : ""}`,
+    ],
   ];
 }
 

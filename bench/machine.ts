@@ -6,7 +6,10 @@ import { benchServer } from "./postgres.ts";
 export async function machineLine(): Promise<string> {
   const { version, source } = await benchServer();
   const cpus = os.cpus();
-  const load = os.loadavg().map((l) => l.toFixed(2)).join(" ");
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
   return [
     `${cpus.length} cores (${cpus[0]?.model.trim() ?? "?"})`,
     `${(os.totalmem() / 2 ** 30).toFixed(0)} GiB`,

@@ -45,21 +45,32 @@ function hwmBytes(pid: number): number | undefined {
 export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
   // The CLI runs dist/ only while it matches the sources, else the sources through tsx (~30 MB
   // more): measure the build, as installed, not whichever the working tree happens to give.
-  if (!distIsCurrent()) execFileSync(process.execPath, [resolve("scripts/build.js")], { stdio: ["ignore", "ignore", "inherit"] });
+  if (!distIsCurrent())
+    execFileSync(process.execPath, [resolve("scripts/build.js")], { stdio: ["ignore", "ignore", "inherit"] });
   const start = binStart();
   const startEnv = { ...start.env, ...(start.nodeOptions ? { NODE_OPTIONS: start.nodeOptions } : {}) };
   // VmHWM, not getrusage's maxRSS: Linux keeps ru_maxrss across execve, so the child would report
   // this (much larger) benchmark process's peak as its own.
   const nodeAloneRss = Number(
-    execFileSync(process.execPath, ["-e", 'process.stdout.write(String(Number(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status", "utf8"))[1]) * 1024))'], {
-      encoding: "utf8",
-      env: { PATH: process.env.PATH ?? "", ...startEnv },
-    }),
+    execFileSync(
+      process.execPath,
+      [
+        "-e",
+        'process.stdout.write(String(Number(/VmHWM:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/status", "utf8"))[1]) * 1024))',
+      ],
+      {
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", ...startEnv },
+      },
+    ),
   );
   const scope = new Cleanup();
   try {
     const database = await benchDatabase(scope);
-    const sandbox = await startSandboxProcess({ seed: 5, billCount: bills, startMs: HISTORY_FROM_MS, endMs: HISTORY_TO_MS, limits: null }, scope);
+    const sandbox = await startSandboxProcess(
+      { seed: 5, billCount: bills, startMs: HISTORY_FROM_MS, endMs: HISTORY_TO_MS, limits: null },
+      scope,
+    );
     const progressDb = new pg.Client({ connectionString: database.url });
     await progressDb.connect();
     scope.add("close the progress connection", () => progressDb.end());
@@ -73,7 +84,11 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
       LOG_LEVEL: "warn",
     };
     const t0 = performance.now();
-    const child = startCli(["backfill", "--inline", "--from", String(HISTORY_FROM_MS), "--to", String(HISTORY_TO_MS)], env, scope);
+    const child = startCli(
+      ["backfill", "--inline", "--from", String(HISTORY_FROM_MS), "--to", String(HISTORY_TO_MS)],
+      env,
+      scope,
+    );
     // Phase 0: start-up, until the first commit; phases 1-4: the quarters of the history.
     let phase = 0;
     const phasePeaks = [0, 0, 0, 0, 0];
@@ -87,7 +102,9 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     let polling = true;
     const poll = (async () => {
       while (polling && child.child.exitCode === null) {
-        const { rows } = await progressDb.query<{ c: string | null }>("SELECT max(cursor_ms)::text AS c FROM sync_state WHERE account_name = 'memory' AND stream LIKE 'bills-backfill:%'");
+        const { rows } = await progressDb.query<{ c: string | null }>(
+          "SELECT max(cursor_ms)::text AS c FROM sync_state WHERE account_name = 'memory' AND stream LIKE 'bills-backfill:%'",
+        );
         const progress = rows[0]?.c ? (Number(rows[0].c) - HISTORY_FROM_MS) / (HISTORY_TO_MS - HISTORY_FROM_MS) : 0;
         if (progress > 0 && phase === 0) phase = 1;
         while (rssAt.length < 4 && progress >= (rssAt.length + 1) / 4) {
@@ -105,7 +122,18 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     if (code !== 0) throw new Error(`ledger-sync backfill exited ${code}:\n${child.tail()}`);
     while (rssAt.length < 4) rssAt.push(sampler.last);
     const { rows } = await progressDb.query<{ n: number }>("SELECT count(*)::int AS n FROM bills");
-    return { bills, seconds, peakRss: sampler.peak, hwmRss: Math.max(hwmRss, sampler.peak), nodeAloneRss, startedAs: start.line, samples: sampler.samples, rssAt, phasePeaks, stored: rows[0]?.n ?? 0 };
+    return {
+      bills,
+      seconds,
+      peakRss: sampler.peak,
+      hwmRss: Math.max(hwmRss, sampler.peak),
+      nodeAloneRss,
+      startedAs: start.line,
+      samples: sampler.samples,
+      rssAt,
+      phasePeaks,
+      stored: rows[0]?.n ?? 0,
+    };
   } finally {
     await scope.run();
   }
@@ -113,10 +141,19 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
 
 export function memoryRows(r: MemoryResult, sizeNote: string): Row[] {
   return [
-    ["bills backfilled", `${int(r.bills)}${sizeNote} (stored: ${int(r.stored)}; ${sec(r.seconds)} including start-up, ${int(r.bills / r.seconds)} bills/s)`],
-    ["peak RSS of the backfill process (goal <= 150 MB)", `${mb(r.peakRss)} (${int(r.samples)} samples); kernel high-water mark ${mb(r.hwmRss)}`],
+    [
+      "bills backfilled",
+      `${int(r.bills)}${sizeNote} (stored: ${int(r.stored)}; ${sec(r.seconds)} including start-up, ${int(r.bills / r.seconds)} bills/s)`,
+    ],
+    [
+      "peak RSS of the backfill process (goal <= 150 MB)",
+      `${mb(r.peakRss)} (${int(r.samples)} samples); kernel high-water mark ${mb(r.hwmRss)}`,
+    ],
     ["RSS at 25% / 50% / 75% / 100% of the history", r.rssAt.map(mb).join(" / ")],
-    ["peak RSS during start-up (before the first commit)", `${mb(r.phasePeaks[0]!)} (node alone: ${mb(r.nodeAloneRss)})`],
+    [
+      "peak RSS during start-up (before the first commit)",
+      `${mb(r.phasePeaks[0]!)} (node alone: ${mb(r.nodeAloneRss)})`,
+    ],
     ["started as (bin/ledger-sync.js's first line)", `${r.startedAs || "node"} bin/ledger-sync.js`],
     ["peak RSS within each quarter of the history", r.phasePeaks.slice(1).map(mb).join(" / ")],
   ];

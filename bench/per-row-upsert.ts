@@ -20,12 +20,21 @@ interface Row {
   raw: unknown;
 }
 
-export async function timePerRowUpsert(sourceUrl: string, targetUrl: string, rows: number): Promise<{ rows: number; seconds: number }> {
+export async function timePerRowUpsert(
+  sourceUrl: string,
+  targetUrl: string,
+  rows: number,
+): Promise<{ rows: number; seconds: number }> {
   const src = new pg.Client({ connectionString: sourceUrl });
   await src.connect();
   let data: Row[];
   try {
-    data = (await src.query<Row>("SELECT account_name, bill_id, coin, symbol, business_type, amount::text, balance::text, fill_fee::text, created_at, created_at_ms::text, raw FROM bills ORDER BY created_at_ms, bill_id LIMIT $1", [rows])).rows;
+    data = (
+      await src.query<Row>(
+        "SELECT account_name, bill_id, coin, symbol, business_type, amount::text, balance::text, fill_fee::text, created_at, created_at_ms::text, raw FROM bills ORDER BY created_at_ms, bill_id LIMIT $1",
+        [rows],
+      )
+    ).rows;
   } finally {
     await src.end();
   }

@@ -21,7 +21,9 @@ export function benchServer(): Promise<{ adminUrl: string; version: string; sour
     let adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
     let source = process.env.BENCH_DATABASE_URL ? "BENCH_DATABASE_URL" : "TEST_DATABASE_URL";
     if (!adminUrl) {
-      const embedded = await startLocalPostgres(".data/bench-postgres", 54339, { instead: "set BENCH_DATABASE_URL to a PostgreSQL server of your own" });
+      const embedded = await startLocalPostgres(".data/bench-postgres", 54339, {
+        instead: "set BENCH_DATABASE_URL to a PostgreSQL server of your own",
+      });
       runScope.add("stop the embedded PostgreSQL", () => embedded.stop());
       adminUrl = embedded.url;
       source = "embedded";
@@ -59,14 +61,19 @@ export async function benchDatabase(scope: Cleanup, o: { migrate?: boolean } = {
  * CPU seconds used by the server processes serving a database, sampled from /proc while `sample()`
  * is called (backends come and go with the connection pool). Needs the server on this machine.
  */
-export async function backendCpu(database: BenchDatabase, scope: Cleanup): Promise<{ sample(): Promise<void>; seconds(): number }> {
+export async function backendCpu(
+  database: BenchDatabase,
+  scope: Cleanup,
+): Promise<{ sample(): Promise<void>; seconds(): number }> {
   const { adminUrl } = await benchServer();
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   scope.add("close the backend-CPU connection", () => c.end());
   const tracker = new CpuTracker();
   const sample = async () => {
-    const { rows } = await c.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [database.name]);
+    const { rows } = await c.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [
+      database.name,
+    ]);
     tracker.observe(rows.map((r) => r.pid));
   };
   await sample();

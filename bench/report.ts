@@ -44,7 +44,19 @@ export function table(rows: Row[]): string {
 }
 
 export function renderSection(s: Section): string {
-  return [`## ${s.title}`, "", `Command: \`${s.command}\``, "", `Machine: ${s.machine}`, "", table(s.rows), "", "How it is measured:", "", ...s.method.map((m) => `- ${m}`)].join("\n");
+  return [
+    `## ${s.title}`,
+    "",
+    `Command: \`${s.command}\``,
+    "",
+    `Machine: ${s.machine}`,
+    "",
+    table(s.rows),
+    "",
+    "How it is measured:",
+    "",
+    ...s.method.map((m) => `- ${m}`),
+  ].join("\n");
 }
 
 /** Plain text for the terminal. */

@@ -22,20 +22,58 @@ import { VERIFY_METHOD, verifyCost, verifyRows } from "./verify-cost.ts";
 type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
 
 const RUNNERS: Record<Item, Runner> = {
-  ingest: async (a) => ({ title: "1. Ingest vs COPY (and where the time goes)", rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")), method: INGEST_METHOD }),
+  ingest: async (a) => ({
+    title: "1. Ingest vs COPY (and where the time goes)",
+    rows: ingestRows(await ingestVsCopy({ bills: a.bills, upsertRows: a.upsertRows }), sizeNote(a.bills, "bills")),
+    method: INGEST_METHOD,
+  }),
   budget: async (a) => {
     const o = { bills: a.budgetBills, weight: a.budgetWeight, windowMs: a.budgetWindowMs };
     const results = [await budgetEfficiency({ ...o, source: "v2" }), await budgetEfficiency({ ...o, source: "v3" })];
-    return { title: "2. Budget efficiency (v2 and v3 sources)", rows: budgetRowsBySource(results, sizeNote(a.budgetBills, "budgetBills")), method: BUDGET_METHOD };
+    return {
+      title: "2. Budget efficiency (v2 and v3 sources)",
+      rows: budgetRowsBySource(results, sizeNote(a.budgetBills, "budgetBills")),
+      method: BUDGET_METHOD,
+    };
   },
-  memory: async (a) => ({ title: "3. Memory", rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")), method: MEMORY_METHOD }),
-  freshness: async (a) => ({ title: "4. Freshness", rows: freshnessRows(await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }), sizeNote(a.freshnessAppends, "freshnessAppends")), method: FRESHNESS_METHOD }),
-  scaling: async (a) => ({ title: "5. Scaling", rows: scalingRows(await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours), sizeNote(a.scalingBills, "scalingBills")), method: SCALING_METHOD }),
-  snapshots: async (a) => ({ title: "Snapshots", rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")), method: SNAPSHOT_METHOD }),
-  verify: async (a) => ({ title: "Verify", rows: verifyRows(await verifyCost(a.verifyBills), sizeNote(a.verifyBills, "verifyBills")), method: VERIFY_METHOD }),
+  memory: async (a) => ({
+    title: "3. Memory",
+    rows: memoryRows(await memoryOfBackfill(a.memoryBills), sizeNote(a.memoryBills, "memoryBills")),
+    method: MEMORY_METHOD,
+  }),
+  freshness: async (a) => ({
+    title: "4. Freshness",
+    rows: freshnessRows(
+      await freshness({ intervalMs: a.freshnessIntervalMs, appends: a.freshnessAppends }),
+      sizeNote(a.freshnessAppends, "freshnessAppends"),
+    ),
+    method: FRESHNESS_METHOD,
+  }),
+  scaling: async (a) => ({
+    title: "5. Scaling",
+    rows: scalingRows(
+      await scaling(a.scalingBills, a.scalingProcesses, a.scalingWindowHours),
+      sizeNote(a.scalingBills, "scalingBills"),
+    ),
+    method: SCALING_METHOD,
+  }),
+  snapshots: async (a) => ({
+    title: "Snapshots",
+    rows: snapshotRows(await snapshotCost(a.snapshotRounds), sizeNote(a.snapshotRounds, "snapshotRounds")),
+    method: SNAPSHOT_METHOD,
+  }),
+  verify: async (a) => ({
+    title: "Verify",
+    rows: verifyRows(await verifyCost(a.verifyBills), sizeNote(a.verifyBills, "verifyBills")),
+    method: VERIFY_METHOD,
+  }),
   "exchange-behaviours": async (a) => ({
     title: "Exchange behaviours: requests per behaviour against an honest exchange (issue 14)",
-    rows: behaviourRows(await exchangeBehaviours({ bills: a.behaviourBills }), a.behaviourBills, sizeNote(a.behaviourBills, "behaviourBills")),
+    rows: behaviourRows(
+      await exchangeBehaviours({ bills: a.behaviourBills }),
+      a.behaviourBills,
+      sizeNote(a.behaviourBills, "behaviourBills"),
+    ),
     method: BEHAVIOURS_METHOD,
   }),
   "co-tenant": async (a) => {

@@ -44,7 +44,12 @@ process.on("message", (m: HostRequest) => {
       case "hideLate": {
         const truth = sandbox.truth();
         const before = Date.now() - m.behindMs;
-        const late = [...truth].reverse().find((b) => b.cTimeMs < before && b.amount !== "0" && truth.some((x) => x.coin === b.coin && x.cTimeMs > b.cTimeMs));
+        const late = [...truth]
+          .reverse()
+          .find(
+            (b) =>
+              b.cTimeMs < before && b.amount !== "0" && truth.some((x) => x.coin === b.coin && x.cTimeMs > b.cTimeMs),
+          );
         if (late === undefined) throw new Error(`no bill ${m.behindMs} ms old with a later bill of its coin`);
         sandbox.hideBill(late.billId);
         reply = { id: m.id, ok: true, value: late };

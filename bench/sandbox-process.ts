@@ -26,7 +26,9 @@ export interface SandboxProcess {
   stats(): Promise<HostStats>;
   resetStats(): Promise<void>;
   /** Appends a bill now; `appendedAt` is when the sandbox had it (epoch ms). */
-  appendBill(bill?: Partial<Omit<SandboxBill, "billId" | "balance">>): Promise<{ bill: SandboxBill; appendedAt: number }>;
+  appendBill(
+    bill?: Partial<Omit<SandboxBill, "billId" | "balance">>,
+  ): Promise<{ bill: SandboxBill; appendedAt: number }>;
   /**
    * Hides the latest bill at least `behindMs` old that has a later bill of its coin (so its absence
    * breaks the balance chain): the exchange has it in its ledger but serves it only once revealed.
@@ -37,7 +39,10 @@ export interface SandboxProcess {
   stop(): Promise<void>;
 }
 
-export async function startSandboxProcess(options: Omit<SandboxOptions, "log">, scope: Cleanup): Promise<SandboxProcess> {
+export async function startSandboxProcess(
+  options: Omit<SandboxOptions, "log">,
+  scope: Cleanup,
+): Promise<SandboxProcess> {
   const child: ChildProcess = fork(new URL("./sandbox-host.ts", import.meta.url).pathname, [JSON.stringify(options)], {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "ignore", "inherit", "ipc"],
@@ -54,7 +59,9 @@ export async function startSandboxProcess(options: Omit<SandboxOptions, "log">, 
 
   const url = await new Promise<string>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`sandbox process exited with code ${code} before listening`)));
-    child.once("message", (m: { ready?: string }) => (m.ready ? resolve(m.ready) : reject(new Error("sandbox process: unexpected first message"))));
+    child.once("message", (m: { ready?: string }) =>
+      m.ready ? resolve(m.ready) : reject(new Error("sandbox process: unexpected first message")),
+    );
   });
 
   let nextId = 1;

@@ -38,24 +38,61 @@ export interface ScalingResult {
   runs: ScalingRun[];
 }
 
-export async function scaling(billsPerAccount: number, processCounts: number[], windowHours: number): Promise<ScalingResult> {
+export async function scaling(
+  billsPerAccount: number,
+  processCounts: number[],
+  windowHours: number,
+): Promise<ScalingResult> {
   const scope = new Cleanup();
   try {
     const endMs = Date.now() - DAY;
     const startMs = endMs - 180 * DAY;
-    const extra: SandboxCredentials[] = Array.from({ length: ACCOUNTS - 1 }, (_, i) => ({ apiKey: `bench-key-${i + 1}`, apiSecret: `bench-secret-${i + 1}`, passphrase: `bench-pass-${i + 1}` }));
+    const extra: SandboxCredentials[] = Array.from({ length: ACCOUNTS - 1 }, (_, i) => ({
+      apiKey: `bench-key-${i + 1}`,
+      apiSecret: `bench-secret-${i + 1}`,
+      passphrase: `bench-pass-${i + 1}`,
+    }));
     const credentials = [DEFAULT_SANDBOX_CREDENTIALS, ...extra];
-    const sandbox = await startSandboxProcess({ seed: 17, billCount: billsPerAccount, startMs, endMs, limits: null, extraCredentials: extra }, scope);
+    const sandbox = await startSandboxProcess(
+      { seed: 17, billCount: billsPerAccount, startMs, endMs, limits: null, extraCredentials: extra },
+      scope,
+    );
     const dir = mkdtempSync(join(tmpdir(), "ls-bench-accounts-"));
     scope.add("remove the accounts file", () => rmSync(dir, { recursive: true, force: true }));
     const accountsFile = join(dir, "accounts.yaml");
-    writeFileSync(accountsFile, `accounts:\n${credentials.map((_, i) => `  - name: acct${i}\n    apiKeyEnv: K${i}\n    apiSecretEnv: S${i}\n    passphraseEnv: P${i}\n`).join("")}`);
-    const secrets = Object.fromEntries(credentials.flatMap((c, i) => [[`K${i}`, c.apiKey], [`S${i}`, c.apiSecret], [`P${i}`, c.passphrase]]));
+    writeFileSync(
+      accountsFile,
+      `accounts:\n${credentials.map((_, i) => `  - name: acct${i}\n    apiKeyEnv: K${i}\n    apiSecretEnv: S${i}\n    passphraseEnv: P${i}\n`).join("")}`,
+    );
+    const secrets = Object.fromEntries(
+      credentials.flatMap((c, i) => [
+        [`K${i}`, c.apiKey],
+        [`S${i}`, c.apiSecret],
+        [`P${i}`, c.passphrase],
+      ]),
+    );
     const runs: ScalingRun[] = [];
     for (const processes of processCounts) {
-      runs.push(await scalingRun({ processes, sandbox, startMs, endMs, windowMs: windowHours * 3_600_000, accountsFile, secrets, accounts: credentials.length, billsPerAccount }));
+      runs.push(
+        await scalingRun({
+          processes,
+          sandbox,
+          startMs,
+          endMs,
+          windowMs: windowHours * 3_600_000,
+          accountsFile,
+          secrets,
+          accounts: credentials.length,
+          billsPerAccount,
+        }),
+      );
     }
-    return { billsPerAccount, windowHours, windowsPerAccount: planBackfill("x", startMs, endMs, windowHours * 3_600_000).length, runs };
+    return {
+      billsPerAccount,
+      windowHours,
+      windowsPerAccount: planBackfill("x", startMs, endMs, windowHours * 3_600_000).length,
+      runs,
+    };
   } finally {
     await scope.run();
   }
@@ -96,7 +133,8 @@ async function scalingRun(o: RunInput): Promise<ScalingRun> {
       LOG_LEVEL: "info",
     };
     const workers = [];
-    for (let i = 0; i < o.processes; i++) workers.push(startCli(["worker"], { ...env, METRICS_PORT: String(await freePort()) }, scope, `worker ${i + 1}`));
+    for (let i = 0; i < o.processes; i++)
+      workers.push(startCli(["worker"], { ...env, METRICS_PORT: String(await freePort()) }, scope, `worker ${i + 1}`));
     await Promise.all(workers.map((w) => w.waitForLine(/"worker started"/, 90_000)));
 
     const names = Array.from({ length: o.accounts }, (_, i) => `acct${i}`);
@@ -118,12 +156,22 @@ async function scalingRun(o: RunInput): Promise<ScalingRun> {
     for (;;) {
       // Bookmarks only: counting the bills of the range every 200 ms was 8.6 of the run's 24.5 s
       // of PostgreSQL CPU (pg_stat_statements): the benchmark loading what it measures.
-      const done = await Promise.all(names.map((n, i) => backfillWindowsDone(db, n, plans[i]!.map((w) => w.data), backfillCursorStream)));
+      const done = await Promise.all(
+        names.map((n, i) =>
+          backfillWindowsDone(
+            db,
+            n,
+            plans[i]!.map((w) => w.data),
+            backfillCursorStream,
+          ),
+        ),
+      );
       await pgCpu.sample();
       if (done.every((d, i) => d === plans[i]!.length)) break;
       const failed = await queue.failedWindows(plans.flat());
       if (failed.length > 0) throw new Error(`backfill window ${failed[0]!.id} failed: ${failed[0]!.reason}`);
-      for (const w of workers) if (w.child.exitCode !== null) throw new Error(`a worker exited (code ${w.child.exitCode}):\n${w.tail()}`);
+      for (const w of workers)
+        if (w.child.exitCode !== null) throw new Error(`a worker exited (code ${w.child.exitCode}):\n${w.tail()}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     const seconds = (performance.now() - t0) / 1000;
@@ -132,9 +180,23 @@ async function scalingRun(o: RunInput): Promise<ScalingRun> {
     const sandboxCpu = (cpuSeconds(o.sandbox.pid) ?? sandboxCpu0) - sandboxCpu0;
     const redisCpu = (await redisServerCpu(connection)) - redisCpu0;
     const stored = (await db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills"))[0]?.n ?? 0;
-    if (stored !== o.accounts * o.billsPerAccount) throw new Error(`scaling: stored ${stored} bills, expected ${o.accounts * o.billsPerAccount}`);
+    if (stored !== o.accounts * o.billsPerAccount)
+      throw new Error(`scaling: stored ${stored} bills, expected ${o.accounts * o.billsPerAccount}`);
     const stats = await o.sandbox.stats();
-    return { processes: o.processes, bills: stored, seconds, requests: stats.billsRequests, cpu: { workers: workersCpu, sandbox: sandboxCpu, postgres: pgCpu.seconds(), redis: redisCpu, machineBusy: machine1.busy - machine0.busy, machineTotal: machine1.total - machine0.total } };
+    return {
+      processes: o.processes,
+      bills: stored,
+      seconds,
+      requests: stats.billsRequests,
+      cpu: {
+        workers: workersCpu,
+        sandbox: sandboxCpu,
+        postgres: pgCpu.seconds(),
+        redis: redisCpu,
+        machineBusy: machine1.busy - machine0.busy,
+        machineTotal: machine1.total - machine0.total,
+      },
+    };
   } finally {
     await scope.run();
   }
@@ -143,10 +205,16 @@ async function scalingRun(o: RunInput): Promise<ScalingRun> {
 export function scalingRows(r: ScalingResult, sizeNote: string): Row[] {
   const base = r.runs[0];
   return [
-    ["accounts x bills each", `${ACCOUNTS} x ${int(r.billsPerAccount)}${sizeNote}; ${r.windowsPerAccount} windows of ${r.windowHours} h per account`],
+    [
+      "accounts x bills each",
+      `${ACCOUNTS} x ${int(r.billsPerAccount)}${sizeNote}; ${r.windowsPerAccount} windows of ${r.windowHours} h per account`,
+    ],
     ...r.runs.map((run): Row => {
       const rate = run.bills / run.seconds;
-      const vs = base && run !== base ? `, ${(rate / (base.bills / base.seconds)).toFixed(2)}x ${base.processes} process${base.processes > 1 ? "es" : ""}` : "";
+      const vs =
+        base && run !== base
+          ? `, ${(rate / (base.bills / base.seconds)).toFixed(2)}x ${base.processes} process${base.processes > 1 ? "es" : ""}`
+          : "";
       return [
         `${run.processes} worker process${run.processes > 1 ? "es" : ""}`,
         `${int(rate)} bills/s total (${sec(run.seconds)}${vs}); CPU s: workers ${run.cpu.workers.toFixed(1)}, sandbox ${run.cpu.sandbox.toFixed(1)}, PostgreSQL ${run.cpu.postgres.toFixed(1)}, Redis ${run.cpu.redis.toFixed(1)}; machine busy ${pct(run.cpu.machineBusy, run.cpu.machineTotal)}`,

@@ -18,7 +18,14 @@ export interface SnapshotResult {
   historyBytesPerRow: number;
 }
 
-const HISTORY = ["account_snapshots", "fee_settings", "mode_settings", "leverage_settings", "collateral_history", "position_history"];
+const HISTORY = [
+  "account_snapshots",
+  "fee_settings",
+  "mode_settings",
+  "leverage_settings",
+  "collateral_history",
+  "position_history",
+];
 
 export async function snapshotCost(rounds: number): Promise<SnapshotResult> {
   const scope = new Cleanup();
@@ -33,10 +40,13 @@ export async function snapshotCost(rounds: number): Promise<SnapshotResult> {
     const db = createDb(database.url);
     scope.add("disconnect Prisma", () => db.$disconnect());
     const historyRows = async () => {
-      const [r] = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT ${HISTORY.map((t) => `(SELECT count(*) FROM ${t})`).join(" + ")} AS n`);
+      const [r] = await db.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT ${HISTORY.map((t) => `(SELECT count(*) FROM ${t})`).join(" + ")} AS n`,
+      );
       return Number(r?.n ?? 0);
     };
-    const run = () => syncAccountSnapshots({ db, client, logger, accountName: "bench", coinIds: ["2", "1"], retentionDays: undefined });
+    const run = () =>
+      syncAccountSnapshots({ db, client, logger, accountName: "bench", coinIds: ["2", "1"], retentionDays: undefined });
     await run();
     let before = await historyRows();
     let t0 = performance.now();
@@ -53,8 +63,17 @@ export async function snapshotCost(rounds: number): Promise<SnapshotResult> {
     }
     const evolvingMs = (performance.now() - t0) / rounds / 2;
     const evolvingRows = (await historyRows()) - before;
-    const [size] = await db.$queryRawUnsafe<{ bytes: number }[]>(`SELECT (${HISTORY.map((t) => `pg_total_relation_size('${t}')`).join(" + ")})::float8 AS bytes`);
-    return { rounds, unchangedMsPerSnapshot: unchangedMs, unchangedHistoryRows: unchangedRows, evolvingMsPerSnapshot: evolvingMs, evolvingHistoryRows: evolvingRows, historyBytesPerRow: (size?.bytes ?? 0) / (await historyRows()) };
+    const [size] = await db.$queryRawUnsafe<{ bytes: number }[]>(
+      `SELECT (${HISTORY.map((t) => `pg_total_relation_size('${t}')`).join(" + ")})::float8 AS bytes`,
+    );
+    return {
+      rounds,
+      unchangedMsPerSnapshot: unchangedMs,
+      unchangedHistoryRows: unchangedRows,
+      evolvingMsPerSnapshot: evolvingMs,
+      evolvingHistoryRows: evolvingRows,
+      historyBytesPerRow: (size?.bytes ?? 0) / (await historyRows()),
+    };
   } finally {
     await scope.run();
   }
@@ -65,8 +84,14 @@ export function snapshotRows(sn: SnapshotResult, sizeNote: string): Row[] {
     ["snapshots per kind (2 coins each)", `${int(sn.rounds)}${sizeNote}`],
     ["unchanged account: time per coin snapshot", `${sn.unchangedMsPerSnapshot.toFixed(1)} ms`],
     ["unchanged account: history rows added", String(sn.unchangedHistoryRows)],
-    ["evolving account (one seeded step per coin per round): time per coin snapshot", `${sn.evolvingMsPerSnapshot.toFixed(1)} ms`],
-    ["evolving account: history rows added", `${sn.evolvingHistoryRows} (${(sn.evolvingHistoryRows / sn.rounds / 2).toFixed(2)} per coin snapshot)`],
+    [
+      "evolving account (one seeded step per coin per round): time per coin snapshot",
+      `${sn.evolvingMsPerSnapshot.toFixed(1)} ms`,
+    ],
+    [
+      "evolving account: history rows added",
+      `${sn.evolvingHistoryRows} (${(sn.evolvingHistoryRows / sn.rounds / 2).toFixed(2)} per coin snapshot)`,
+    ],
     ["history storage", `${sn.historyBytesPerRow.toFixed(0)} bytes per history row, indexes included`],
   ];
 }

@@ -43,7 +43,11 @@ export async function verifyCost(billCount: number, newBills = 20): Promise<Veri
       ACCOUNT,
       billCount,
     );
-    await db.$executeRawUnsafe("INSERT INTO sync_state (account_name, stream, cursor_ms) VALUES ($1, 'bills', $2::bigint)", ACCOUNT, String(1700000000000 + billCount * 10000));
+    await db.$executeRawUnsafe(
+      "INSERT INTO sync_state (account_name, stream, cursor_ms) VALUES ($1, 'bills', $2::bigint)",
+      ACCOUNT,
+      String(1700000000000 + billCount * 10000),
+    );
     await db.$executeRawUnsafe("ANALYZE bills");
     const options = { account: ACCOUNT, coinNames: {}, lookbackMs: 600_000, now: 1700000000000 + billCount * 10000 };
     const fullSeconds = await seconds(() => verifyAccount(db, options));
@@ -59,10 +63,29 @@ export async function verifyCost(billCount: number, newBills = 20): Promise<Veri
       const coin = i % 2 ? "USDT" : "USDC";
       balance.set(coin, balance.get(coin)! + 150);
       const id = String(2000000000000000000n + BigInt(i));
-      bills.push({ billId: id, coin, symbol: "", businessType: "deposit", amount: "1.5", balance: (balance.get(coin)! / 100).toFixed(2), fillFee: "0", cTimeMs: options.now + i, raw: {} });
+      bills.push({
+        billId: id,
+        coin,
+        symbol: "",
+        businessType: "deposit",
+        amount: "1.5",
+        balance: (balance.get(coin)! / 100).toFixed(2),
+        fillFee: "0",
+        cTimeMs: options.now + i,
+        raw: {},
+      });
     }
-    await commitBillsWindow(db, { accountName: ACCOUNT, stream: "bills", cursorMs: options.now + newBills, bills, rejected: [], context: {} });
-    const incrementalSeconds = await seconds(() => verifyIncrementally(db, { ...options, now: options.now + newBills }));
+    await commitBillsWindow(db, {
+      accountName: ACCOUNT,
+      stream: "bills",
+      cursorMs: options.now + newBills,
+      bills,
+      rejected: [],
+      context: {},
+    });
+    const incrementalSeconds = await seconds(() =>
+      verifyIncrementally(db, { ...options, now: options.now + newBills }),
+    );
     return { bills: billCount, fullSeconds, firstIncrementalSeconds, incrementalSeconds, newBills };
   } finally {
     await scope.run();

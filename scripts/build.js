@@ -34,7 +34,10 @@ const next = `${DIST_DIR}.next-${process.pid}`;
 const old = `${DIST_DIR}.old-${process.pid}`;
 rmSync(next, { recursive: true, force: true });
 try {
-  execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "--noCheck", "--outDir", next], { stdio: "inherit", cwd: ROOT });
+  execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json"), "--noCheck", "--outDir", next], {
+    stdio: "inherit",
+    cwd: ROOT,
+  });
 } catch {
   rmSync(next, { recursive: true, force: true });
   process.stderr.write("ledger-sync: build failed (dist/ left as it was)\n");

@@ -13,13 +13,20 @@ import { ProgressReporter } from "./progress.ts";
  * The workers ride out a Redis or PostgreSQL outage, and so does the watch: it waits (one warning
  * per outage) instead of failing while the windows are still being worked on.
  */
-export async function runQueued({ config, logger, databaseUrl, plans, redisUrl }: RunArgs & { redisUrl: string }): Promise<BackfillOutcome> {
+export async function runQueued({
+  config,
+  logger,
+  databaseUrl,
+  plans,
+  redisUrl,
+}: RunArgs & { redisUrl: string }): Promise<BackfillOutcome> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new BackfillQueue(redis, config.worker.queuePrefix);
   const db = createDb(databaseUrl);
   const redisOutage = new OutageLog(logger, "redis", { probe: () => redis.ping() });
   const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
-  const onRedisError = (err: Error) => (isRedisUnavailable(err) ? redisOutage.failed(err) : logger.warn({ err: err.message }, "redis error"));
+  const onRedisError = (err: Error) =>
+    isRedisUnavailable(err) ? redisOutage.failed(err) : logger.warn({ err: err.message }, "redis error");
   redis.on("error", onRedisError);
   queue.onError(onRedisError);
   const reporter = new ProgressReporter("backfill");
@@ -33,16 +40,31 @@ export async function runQueued({ config, logger, databaseUrl, plans, redisUrl }
       try {
         const p = await progressOf(db, plans);
         reporter.update(p);
-        if (p.windowsDone === p.windowsTotal) return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: await queue.unverifiedMilliseconds(windows), beyondHorizon: await beyondHorizonOf(db, plans) };
+        if (p.windowsDone === p.windowsTotal)
+          return {
+            complete: true,
+            windows: p.windowsTotal,
+            bills: p.bills,
+            unverifiedMilliseconds: await queue.unverifiedMilliseconds(windows),
+            beyondHorizon: await beyondHorizonOf(db, plans),
+          };
         const failed = await queue.failedWindows(windows);
         if (failed.length > 0) {
-          return { complete: false, reason: `${failed.length} backfill window(s) failed after all attempts; first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)` };
+          return {
+            complete: false,
+            reason: `${failed.length} backfill window(s) failed after all attempts; first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)`,
+          };
         }
       } catch (err) {
         if (!isDatabaseUnavailable(err)) throw err;
         postgresOutage.failed(err);
       }
-      if (stopped.signal.aborted) return { complete: false, reason: "stopped watching; the queued windows keep running in the workers (rerun the same command to watch again)" };
+      if (stopped.signal.aborted)
+        return {
+          complete: false,
+          reason:
+            "stopped watching; the queued windows keep running in the workers (rerun the same command to watch again)",
+        };
       await new Promise((r) => setTimeout(r, 1000));
     }
   } finally {

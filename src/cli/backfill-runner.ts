@@ -57,19 +57,33 @@ export async function progressOf(db: Db, plans: BackfillPlan[]) {
   // in between were missing from "backfill complete: ... bills in range").
   const windowsDone = await windowsDoneOf(db, plans);
   let bills = 0;
-  for (const { account, windows } of plans) if (windows.length > 0) bills += await countBills(db, account.name, windows[0]!.data.fromMs, windows.at(-1)!.data.toMs);
+  for (const { account, windows } of plans)
+    if (windows.length > 0)
+      bills += await countBills(db, account.name, windows[0]!.data.fromMs, windows.at(-1)!.data.toMs);
   return { windowsDone, bills, windowsTotal: plans.reduce((n, p) => n + p.windows.length, 0) };
 }
 
 /** Windows of the plans whose bookmark reached their end. */
 async function windowsDoneOf(db: Db, plans: BackfillPlan[]): Promise<number> {
   let n = 0;
-  for (const p of plans) n += await backfillWindowsDone(db, p.account.name, p.windows.map((w) => w.data), backfillCursorStream);
+  for (const p of plans)
+    n += await backfillWindowsDone(
+      db,
+      p.account.name,
+      p.windows.map((w) => w.data),
+      backfillCursorStream,
+    );
   return n;
 }
 
 /** One window after another in this process; a rerun skips finished windows (their bookmarks). */
-export async function runInline({ config, logger, databaseUrl, plans, wait }: RunArgs & { wait: boolean }): Promise<BackfillOutcome> {
+export async function runInline({
+  config,
+  logger,
+  databaseUrl,
+  plans,
+  wait,
+}: RunArgs & { wait: boolean }): Promise<BackfillOutcome> {
   const db = createDb(databaseUrl);
   const reporter = new ProgressReporter("backfill (inline)");
   const gates = await commandBudgetGates(config, logger);
@@ -80,36 +94,49 @@ export async function runInline({ config, logger, databaseUrl, plans, wait }: Ru
     // the whole range again after every window read the backfill's history once per window.
     let bills = (await progressOf(db, plans)).bills;
     for (const plan of plans) {
-      const client = exchangeClientFromConfig(config, { credentials: plan.account.credentials, gate: gates.forAccount(plan.account.name), logger });
+      const client = exchangeClientFromConfig(config, {
+        credentials: plan.account.credentials,
+        gate: gates.forAccount(plan.account.name),
+        logger,
+      });
       try {
-        await withAccountRunLock({ databaseUrl, account: plan.account.name, groups: ["bills"], wait, logger }, async (signal) => {
-          for (const w of plan.windows) {
-            const s = await syncAccountBills({
-              db,
-              client,
-              logger,
-              accountName: plan.account.name,
-              backfillFromMs: w.data.fromMs,
-              lookbackMs: 0,
-              fromMs: w.data.fromMs,
-              untilMs: w.data.toMs,
-              bookmark: { window: backfillCursorStream(w.data.fromMs, w.data.toMs) },
-              source: plan.account.billsSource,
-              exchangeLimits: config.exchange.limits,
-              signal,
-            });
-            unverified.push(...s.unverifiedMilliseconds);
-            bills += s.inserted;
-            reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
-          }
-        });
+        await withAccountRunLock(
+          { databaseUrl, account: plan.account.name, groups: ["bills"], wait, logger },
+          async (signal) => {
+            for (const w of plan.windows) {
+              const s = await syncAccountBills({
+                db,
+                client,
+                logger,
+                accountName: plan.account.name,
+                backfillFromMs: w.data.fromMs,
+                lookbackMs: 0,
+                fromMs: w.data.fromMs,
+                untilMs: w.data.toMs,
+                bookmark: { window: backfillCursorStream(w.data.fromMs, w.data.toMs) },
+                source: plan.account.billsSource,
+                exchangeLimits: config.exchange.limits,
+                signal,
+              });
+              unverified.push(...s.unverifiedMilliseconds);
+              bills += s.inserted;
+              reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
+            }
+          },
+        );
       } finally {
         await client.close();
       }
     }
     const p = await progressOf(db, plans);
     reporter.update(p, true);
-    return { complete: true, windows: p.windowsTotal, bills: p.bills, unverifiedMilliseconds: unverified, beyondHorizon: await beyondHorizonOf(db, plans) };
+    return {
+      complete: true,
+      windows: p.windowsTotal,
+      bills: p.bills,
+      unverifiedMilliseconds: unverified,
+      beyondHorizon: await beyondHorizonOf(db, plans),
+    };
   } finally {
     await Promise.allSettled([gates.close(), db.$disconnect()]);
   }

@@ -9,5 +9,10 @@ import type { Logger } from "../log/logger.ts";
 export async function createExchangeClient(config: Config, logger: Logger): Promise<ExchangeClient> {
   const credentials = requireCredentials(config);
   const gates = await commandBudgetGates(config, logger);
-  return exchangeClientFromConfig(config, { credentials, gate: gates.forAccount(config.accountName), logger, onClose: gates.close });
+  return exchangeClientFromConfig(config, {
+    credentials,
+    gate: gates.forAccount(config.accountName),
+    logger,
+    onClose: gates.close,
+  });
 }

@@ -36,14 +36,22 @@ export function describeExchangeFacts(f: ExchangeFacts, now: Date = new Date()):
   if (f.historyMs !== null) {
     // Rounded up to the second, so that the time shown is one the exchange still serves.
     const from = Math.ceil((now.getTime() - f.historyMs) / 1000) * 1000;
-    lines.push(`the exchange keeps history from ${isoSeconds(from)} (${humanDuration(f.historyMs)}); earlier bills are not retrievable`);
+    lines.push(
+      `the exchange keeps history from ${isoSeconds(from)} (${humanDuration(f.historyMs)}); earlier bills are not retrievable`,
+    );
   }
   if (f.maxSpanMs !== null) lines.push(`time ranges at most ${humanDuration(f.maxSpanMs)} (${f.maxSpanMs} ms)`);
   if (f.pageSize !== null) {
-    lines.push(f.pageSizeCapped ? `pages of at most ${f.pageSize} bills (the exchange cuts pages below the ${BILLS_MAX_LIMIT} asked)` : `largest page served: ${f.pageSize}`);
+    lines.push(
+      f.pageSizeCapped
+        ? `pages of at most ${f.pageSize} bills (the exchange cuts pages below the ${BILLS_MAX_LIMIT} asked)`
+        : `largest page served: ${f.pageSize}`,
+    );
   }
   if (f.filterOffsetMs > 0) lines.push(`returned times up to ${f.filterOffsetMs} ms outside the range asked`);
-  const bounds = [bound("startTime", f.startInclusive), bound("endTime", f.endInclusive)].filter((b) => b !== undefined);
+  const bounds = [bound("startTime", f.startInclusive), bound("endTime", f.endInclusive)].filter(
+    (b) => b !== undefined,
+  );
   if (bounds.length > 0) lines.push(bounds.join(", "));
   if (f.hasNextPage !== null) lines.push(`hasNextPage: ${HAS_NEXT_PAGE[f.hasNextPage]}`);
   return lines;

@@ -14,10 +14,15 @@ import { registerWorker } from "./commands/worker.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 
 const program = new Command("ledger-sync")
-  .description("Keeps an exact PostgreSQL copy of a perpetual-contract exchange account's books.\nConfiguration comes from environment variables: see README.md.")
+  .description(
+    "Keeps an exact PostgreSQL copy of a perpetual-contract exchange account's books.\nConfiguration comes from environment variables: see README.md.",
+  )
   // A bad flag or argument is one line on stderr naming it (not the whole help text), like every
   // other failure: logs and schedulers show the reason, and --help is one command away.
-  .configureOutput({ outputError: (message, write) => write(`ledger-sync: ${oneLine(message.replace(/^error: /, ""))} (see \`${helpCommand()}\`)\n`) })
+  .configureOutput({
+    outputError: (message, write) =>
+      write(`ledger-sync: ${oneLine(message.replace(/^error: /, ""))} (see \`${helpCommand()}\`)\n`),
+  })
   .exitOverride();
 
 registerMigrate(program);

@@ -13,7 +13,10 @@ export async function withSyncContext<T>(run: (ctx: SyncContext) => Promise<T>):
   const runtime = createRuntime();
   const databaseUrl = requireDatabaseUrl(runtime.config);
   // Loaded here, not at startup: `--help` and config errors should not pay for Prisma.
-  const [{ createDb }, { createExchangeClient }] = await Promise.all([import("../store/prisma.ts"), import("./exchange-client.ts")]);
+  const [{ createDb }, { createExchangeClient }] = await Promise.all([
+    import("../store/prisma.ts"),
+    import("./exchange-client.ts"),
+  ]);
   const client = await createExchangeClient(runtime.config, runtime.logger);
   const db = createDb(databaseUrl);
   try {

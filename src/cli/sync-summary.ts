@@ -20,7 +20,8 @@ export function formatRunSummary(r: RunSummary): string {
       `  new ${s.inserted}, revised ${s.revised}, quarantined ${s.quarantined}`,
     );
     if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${isoList(s.unverifiedMilliseconds)}`);
-    if (s.unknownBusinessTypes.length) lines.push(`  businessType values not in the spec (stored as sent): ${s.unknownBusinessTypes.join(", ")}`);
+    if (s.unknownBusinessTypes.length)
+      lines.push(`  businessType values not in the spec (stored as sent): ${s.unknownBusinessTypes.join(", ")}`);
     if (s.historyFromMs !== null) {
       lines.push(
         s.historyFromMs > s.toMs
@@ -44,7 +45,8 @@ export function formatRunSummary(r: RunSummary): string {
         `  coin ${c.coinId} (version ${c.version}): account ${ch.accountChanged ? "changed" : "unchanged"}, settings versions +${settings} (fees ${ch.settingsChanged.fees}, modes ${ch.settingsChanged.modes}, leverage ${ch.settingsChanged.leverages}), collateral changed ${ch.collateralChanged}, positions open ${c.positionsOpen}: opened ${ch.positions.opened}, changed ${ch.positions.changed}, closed ${ch.positions.closed}, reopened ${ch.positions.reopened}`,
       );
     }
-    if (r.snapshots.prunedHistoryRows) lines.push(`  pruned ${r.snapshots.prunedHistoryRows} history rows past SNAPSHOT_HISTORY_RETENTION_DAYS`);
+    if (r.snapshots.prunedHistoryRows)
+      lines.push(`  pruned ${r.snapshots.prunedHistoryRows} history rows past SNAPSHOT_HISTORY_RETENTION_DAYS`);
   }
   return `${lines.join("\n")}\n`;
 }
@@ -64,5 +66,9 @@ export function assertProven(unverifiedMilliseconds: number[]): void {
 export function assertComplete(r: RunSummary): void {
   assertProven(r.bills?.unverifiedMilliseconds ?? []);
   const quarantined = (r.bills?.quarantined ?? 0) + (r.snapshots?.quarantined ?? 0);
-  if (quarantined > 0) throw new CliExit(EXIT.quarantined, `${quarantined} record(s) quarantined instead of stored: see the quarantine table`);
+  if (quarantined > 0)
+    throw new CliExit(
+      EXIT.quarantined,
+      `${quarantined} record(s) quarantined instead of stored: see the quarantine table`,
+    );
 }

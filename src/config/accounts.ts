@@ -23,7 +23,9 @@ const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name o
 
 const accountEntry = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
-  coinIds: z.array(z.union([z.string().regex(/^[0-9]+$/, "must be numeric"), z.number().int().nonnegative()]).transform(String)).default([]),
+  coinIds: z
+    .array(z.union([z.string().regex(/^[0-9]+$/, "must be numeric"), z.number().int().nonnegative()]).transform(String))
+    .default([]),
   backfillFrom: z.union([z.string(), z.number().int().positive()]).optional(),
   billsSource: z.enum(BILLS_SOURCES, { message: `must be one of ${BILLS_SOURCES.join(", ")}` }).optional(),
   apiKeyEnv: envName,
@@ -35,7 +37,15 @@ const accountsFile = z.strictObject({ accounts: z.array(accountEntry).min(1, "mu
 
 export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.env): AccountConfig[] {
   if (!config.accountsFile) {
-    return [{ name: config.accountName, coinIds: config.coinIds, backfillFromMs: config.backfillFromMs, credentials: requireCredentials(config, env), billsSource: config.billsSource }];
+    return [
+      {
+        name: config.accountName,
+        coinIds: config.coinIds,
+        backfillFromMs: config.backfillFromMs,
+        credentials: requireCredentials(config, env),
+        billsSource: config.billsSource,
+      },
+    ];
   }
   const file = config.accountsFile;
   let text: string;
@@ -48,7 +58,9 @@ export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.en
   try {
     data = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`ACCOUNTS_FILE ${file} is not valid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`);
+    throw new ConfigError(
+      `ACCOUNTS_FILE ${file} is not valid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`,
+    );
   }
   const parsed = accountsFile.safeParse(data);
   if (!parsed.success) {
@@ -61,20 +73,30 @@ export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.en
     seen.add(a.name);
     const secret = (field: "apiKeyEnv" | "apiSecretEnv" | "passphraseEnv") => {
       const value = env[a[field]];
-      if (!value) throw new ConfigError(`ACCOUNTS_FILE ${file}: account "${a.name}": environment variable ${a[field]} (${field}) is not set`);
+      if (!value)
+        throw new ConfigError(
+          `ACCOUNTS_FILE ${file}: account "${a.name}": environment variable ${a[field]} (${field}) is not set`,
+        );
       return value;
     };
     let backfillFromMs = config.backfillFromMs;
     if (a.backfillFrom !== undefined) {
       const ms = parseInstant(String(a.backfillFrom));
-      if (ms === undefined) throw new ConfigError(`ACCOUNTS_FILE ${file}: accounts.${i}.backfillFrom must be an ISO date or epoch milliseconds`);
+      if (ms === undefined)
+        throw new ConfigError(
+          `ACCOUNTS_FILE ${file}: accounts.${i}.backfillFrom must be an ISO date or epoch milliseconds`,
+        );
       backfillFromMs = ms;
     }
     return {
       name: a.name,
       coinIds: [...new Set(a.coinIds)],
       backfillFromMs,
-      credentials: { apiKey: secret("apiKeyEnv"), apiSecret: secret("apiSecretEnv"), passphrase: secret("passphraseEnv") },
+      credentials: {
+        apiKey: secret("apiKeyEnv"),
+        apiSecret: secret("apiSecretEnv"),
+        passphrase: secret("passphraseEnv"),
+      },
       billsSource: a.billsSource ?? config.billsSource,
     };
   });

@@ -29,7 +29,10 @@ const optionalText = z
  * around it (a trailing newline from a secrets file) or a control character can only make every
  * request fail later with an authentication error. The message never shows the value.
  */
-const credential = optionalText.refine((v) => v === undefined || (v.trim() === v && !/[\u0000-\u001f\u007f]/.test(v)), "must not have white space around it or control characters in it (a trailing newline from a secrets file?)");
+const credential = optionalText.refine(
+  (v) => v === undefined || (v.trim() === v && !/[\u0000-\u001f\u007f]/.test(v)),
+  "must not have white space around it or control characters in it (a trailing newline from a secrets file?)",
+);
 
 /** The URL, or undefined after recording `message` as the variable's issue. */
 function parseUrl(text: string, ctx: z.RefinementCtx, message: string): URL | undefined {
@@ -80,7 +83,10 @@ const instant = (fallbackMsAgo: number) =>
       if (v === undefined || v === "") return Date.now() - fallbackMsAgo;
       const ms = parseInstant(v);
       if (ms === undefined) {
-        ctx.addIssue({ code: "custom", message: "must be an ISO date (2026-01-31 or 2026-01-31T12:00:00Z) or epoch milliseconds" });
+        ctx.addIssue({
+          code: "custom",
+          message: "must be an ISO date (2026-01-31 or 2026-01-31T12:00:00Z) or epoch milliseconds",
+        });
         return z.NEVER;
       }
       return ms;
@@ -93,12 +99,24 @@ export function parseInstant(text: string): number | undefined {
     const ms = Number(t);
     return Number.isSafeInteger(ms) ? ms : undefined;
   }
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(t);
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(
+    t,
+  );
   if (!m) return undefined;
   // Date.parse rolls impossible dates over ("2026-02-30" is March 2, "T24:00" the next day): refuse them.
-  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1).map((x) => (x === undefined ? undefined : Number(x)));
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m
+    .slice(1)
+    .map((x) => (x === undefined ? undefined : Number(x)));
   const date = new Date(Date.UTC(year!, month! - 1, day!));
-  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month! - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (
+    date.getUTCFullYear() !== year ||
+    date.getUTCMonth() !== month! - 1 ||
+    date.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return undefined;
   // A date without a zone means UTC: books are kept in UTC, not in the server's local time.
   const withZone = /T|\s/.test(t) && !/(Z|[+-]\d{2}:?\d{2})$/.test(t) ? `${t}Z` : t;
   const ms = Date.parse(withZone.replace(" ", "T"));
@@ -113,7 +131,10 @@ const coinIds = z
     const parts = v.split(",").map((p) => p.trim());
     const bad = parts.find((p) => !/^[0-9]+$/.test(p));
     if (bad !== undefined) {
-      ctx.addIssue({ code: "custom", message: `must be a comma-separated list of numeric coin ids (bad entry: "${bad}")` });
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a comma-separated list of numeric coin ids (bad entry: "${bad}")`,
+      });
       return z.NEVER;
     }
     return [...new Set(parts)];
@@ -130,7 +151,10 @@ const coinNames = z
     for (const part of v.split(",").map((p) => p.trim())) {
       const m = /^([0-9]+)\s*=\s*([A-Za-z0-9_.-]{1,32})$/.exec(part);
       if (!m) {
-        ctx.addIssue({ code: "custom", message: `must be a comma-separated list of coinId=NAME pairs such as 2=USDT,1=USDC (bad entry: "${part}")` });
+        ctx.addIssue({
+          code: "custom",
+          message: `must be a comma-separated list of coinId=NAME pairs such as 2=USDT,1=USDC (bad entry: "${part}")`,
+        });
         return z.NEVER;
       }
       if (names[m[1]!] !== undefined && names[m[1]!] !== m[2]) {
@@ -206,8 +230,14 @@ export const envSchema = z.object({
   // Below a minute, bills the exchange files a little late are never read again: refused.
   SYNC_LOOKBACK_MS: wholeNumber(600_000, 60_000),
   // Hours of recent bills the worker re-reads once a day per account (0: never).
-  CROSS_CHECK_INTERVAL_MS: nonNegativeInt(0).refine((n) => n === 0 || n >= 60_000, "must be 0 (off) or at least 60000 (a minute)"),
-  SYNC_RESWEEP_HOURS: nonNegativeInt(48).refine((n) => n <= 24 * 366, "must be at most 8784 hours (0 turns the re-sweep off)"),
+  CROSS_CHECK_INTERVAL_MS: nonNegativeInt(0).refine(
+    (n) => n === 0 || n >= 60_000,
+    "must be 0 (off) or at least 60000 (a minute)",
+  ),
+  SYNC_RESWEEP_HOURS: nonNegativeInt(48).refine(
+    (n) => n <= 24 * 366,
+    "must be at most 8784 hours (0 turns the re-sweep off)",
+  ),
   RATE_LIMIT_IP_WEIGHT: positiveInt(500),
   RATE_LIMIT_UID_WEIGHT: positiveInt(500),
   RATE_LIMIT_WINDOW_MS: positiveInt(10_000),
@@ -218,7 +248,10 @@ export const envSchema = z.object({
     .transform((v, ctx) => {
       if (v === undefined || v === "") return undefined; // keep history forever
       if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 1_000_000) {
-        ctx.addIssue({ code: "custom", message: "must be a whole number of days (1 or more), or empty to keep history forever" });
+        ctx.addIssue({
+          code: "custom",
+          message: "must be a whole number of days (1 or more), or empty to keep history forever",
+        });
         return z.NEVER;
       }
       return Number(v);
@@ -232,7 +265,13 @@ export const envSchema = z.object({
     .trim()
     .optional()
     .transform((v) => (v ? v : "9464"))
-    .pipe(z.string().regex(/^[0-9]{1,5}$/, "must be a port number").transform(Number).refine((n) => n <= 65535, "must be a port number (0-65535)")),
+    .pipe(
+      z
+        .string()
+        .regex(/^[0-9]{1,5}$/, "must be a port number")
+        .transform(Number)
+        .refine((n) => n <= 65535, "must be a port number (0-65535)"),
+    ),
   HEALTH_MAX_SYNC_AGE_MS: positiveInt(900_000),
   JOB_LOCK_DURATION_MS: positiveInt(30_000),
   BULL_BOARD_ENABLED: z
@@ -240,7 +279,11 @@ export const envSchema = z.object({
     .trim()
     .optional()
     .transform((v) => (v ? v.toLowerCase() : "false"))
-    .pipe(z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1")),
+    .pipe(
+      z
+        .enum(["true", "false", "1", "0"], { message: "must be true or false" })
+        .transform((v) => v === "true" || v === "1"),
+    ),
   QUEUE_PREFIX: z
     .string()
     .trim()
@@ -248,14 +291,20 @@ export const envSchema = z.object({
     .transform((v) => (v ? v : "ledger-sync"))
     .pipe(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
   // Part of Redis key names, and shown in logs: printable, no spaces.
-  EGRESS_ID: optionalText.refine((v) => v === undefined || /^[\x21-\x7e]{1,128}$/.test(v), "must be 1-128 printable characters without spaces"),
+  EGRESS_ID: optionalText.refine(
+    (v) => v === undefined || /^[\x21-\x7e]{1,128}$/.test(v),
+    "must be 1-128 printable characters without spaces",
+  ),
   // The exchange's limits when known up front (otherwise learnt from its refusals, issue 14).
   EXCHANGE_MAX_SPAN_MS: z
     .string()
     .trim()
     .regex(/^[0-9]+$/, "must be a whole number of milliseconds")
     .transform(Number)
-    .refine((n) => Number.isSafeInteger(n) && n >= 3, "must be at least 3 (a single millisecond asked with a margin each side)")
+    .refine(
+      (n) => Number.isSafeInteger(n) && n >= 3,
+      "must be at least 3 (a single millisecond asked with a margin each side)",
+    )
     .optional(),
   EXCHANGE_HISTORY_DAYS: z
     .string()
@@ -285,7 +334,13 @@ export const envSchema = z.object({
     .trim()
     .optional()
     .transform((v) => (v ? v.toLowerCase() : undefined))
-    .pipe(z.enum(LOG_FORMATS, { message: `must be one of ${LOG_FORMATS.join(", ")} (or empty: pretty on a terminal, json otherwise)` }).optional()),
+    .pipe(
+      z
+        .enum(LOG_FORMATS, {
+          message: `must be one of ${LOG_FORMATS.join(", ")} (or empty: pretty on a terminal, json otherwise)`,
+        })
+        .optional(),
+    ),
 });
 
 export type Env = z.output<typeof envSchema>;

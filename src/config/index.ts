@@ -91,7 +91,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ...(e.EXCHANGE_HISTORY_DAYS === undefined ? {} : { historyDays: e.EXCHANGE_HISTORY_DAYS }),
       },
     },
-    rateLimit: { ipWeight: e.RATE_LIMIT_IP_WEIGHT, uidWeight: e.RATE_LIMIT_UID_WEIGHT, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    rateLimit: {
+      ipWeight: e.RATE_LIMIT_IP_WEIGHT,
+      uidWeight: e.RATE_LIMIT_UID_WEIGHT,
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
+    },
     billsSource: e.BILLS_SOURCE,
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
@@ -123,7 +127,8 @@ export function requireRedisUrl(config: Config): string {
 
 /** The database URL, or an error naming the variable (commands that touch Postgres call this). */
 export function requireDatabaseUrl(config: Config): string {
-  if (!config.databaseUrl) throw new ConfigError("DATABASE_URL is required (postgresql://user:password@host:port/database)");
+  if (!config.databaseUrl)
+    throw new ConfigError("DATABASE_URL is required (postgresql://user:password@host:port/database)");
   return config.databaseUrl;
 }
 

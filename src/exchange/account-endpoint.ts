@@ -29,7 +29,11 @@ export function fetchAccount(client: ExchangeClient, coinId: string, signal?: Ab
   });
 }
 
-export function parseAccountResponse(json: JsonValue, text: string, info: ResponseInfo = { invalidUtf8: false }): AccountFetch {
+export function parseAccountResponse(
+  json: JsonValue,
+  text: string,
+  info: ResponseInfo = { invalidUtf8: false },
+): AccountFetch {
   if (json === null || typeof json !== "object" || Array.isArray(json) || isLosslessNumber(json)) {
     throw new MalformedResponseError("account response is not a JSON object");
   }
@@ -37,7 +41,8 @@ export function parseAccountResponse(json: JsonValue, text: string, info: Respon
   // Some deployments wrap payloads as {code, msg, data}; accept that shape too.
   const body = o.account === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data) ? o.data : o;
   // The whole response is one record: anything in it that cannot be stored exactly refuses all of it.
-  if (info.invalidUtf8) return { ok: false, reason: "response is not valid UTF-8 (its bad bytes were replaced by U+FFFD)", rawText: text };
+  if (info.invalidUtf8)
+    return { ok: false, reason: "response is not valid UTF-8 (its bad bytes were replaced by U+FFFD)", rawText: text };
   const whole = toStorable(o, "response");
   if (!whole.ok) return { ok: false, reason: whole.reason, rawText: text };
   const parsed = accountResponseSchema.safeParse(body);

@@ -34,13 +34,15 @@ const leverageSetting = z.looseObject({
 
 /** Map keyed by contract id; the key is the contract id when the entry omits or agrees with it. */
 function byContract<T extends z.ZodType<{ contract_id?: string | undefined }>>(entry: T) {
-  return z.record(z.string().regex(/^[0-9]{1,78}$/, "contract id key must be digits"), entry).superRefine((map, ctx) => {
-    for (const [key, value] of Object.entries(map)) {
-      if (value.contract_id !== undefined && value.contract_id !== key) {
-        ctx.addIssue({ code: "custom", path: [key, "contract_id"], message: `disagrees with its map key ${key}` });
+  return z
+    .record(z.string().regex(/^[0-9]{1,78}$/, "contract id key must be digits"), entry)
+    .superRefine((map, ctx) => {
+      for (const [key, value] of Object.entries(map)) {
+        if (value.contract_id !== undefined && value.contract_id !== key) {
+          ctx.addIssue({ code: "custom", path: [key, "contract_id"], message: `disagrees with its map key ${key}` });
+        }
       }
-    }
-  });
+    });
 }
 
 const account = z.looseObject({
@@ -142,7 +144,8 @@ export const accountResponseSchema = z
   .superRefine((r, ctx) => {
     const seen = new Set<string>();
     r.position.forEach((p, i) => {
-      if (seen.has(p.id)) ctx.addIssue({ code: "custom", path: ["position", i, "id"], message: `position id ${p.id} appears twice` });
+      if (seen.has(p.id))
+        ctx.addIssue({ code: "custom", path: ["position", i, "id"], message: `position id ${p.id} appears twice` });
       seen.add(p.id);
     });
   });

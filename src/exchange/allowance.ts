@@ -73,7 +73,13 @@ function grown(s: AllowanceState, limit: number, weight: number): AllowanceState
 }
 
 /** The state after a 429, or null when the request was sent before the last cut. */
-function cutState(s: AllowanceState, limit: number, granted: number, sentAt: number, now: number): AllowanceState | null {
+function cutState(
+  s: AllowanceState,
+  limit: number,
+  granted: number,
+  sentAt: number,
+  now: number,
+): AllowanceState | null {
   // Sent at or before the last cut (same millisecond included): the same crowding, seen late.
   if (sentAt <= s.cutAt) return null;
   const floor = Math.max(1, ALLOWANCE_RULES.floor * limit);

@@ -56,9 +56,13 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   const isObject = item !== null && typeof item === "object" && !Array.isArray(item) && !isLosslessNumber(item);
   const time = isObject ? readTime(item as { [key: string]: JsonValue }) : undefined;
   const knownTime = typeof time === "number" ? time : undefined;
-  const reject = (reason: string, cTimeMs = knownTime): ItemResult => ({ ok: false, rejected: { rawText, reason, ...(cTimeMs === undefined ? {} : { cTimeMs }) } });
+  const reject = (reason: string, cTimeMs = knownTime): ItemResult => ({
+    ok: false,
+    rejected: { rawText, reason, ...(cTimeMs === undefined ? {} : { cTimeMs }) },
+  });
   // A replaced byte could be anywhere in the item: nothing of it can be trusted.
-  if (source.invalidUtf8 && rawText.includes("\ufffd")) return reject("the response is not valid UTF-8: this item holds bytes that were replaced by U+FFFD");
+  if (source.invalidUtf8 && rawText.includes("\ufffd"))
+    return reject("the response is not valid UTF-8: this item holds bytes that were replaced by U+FFFD");
   if (!isObject) return reject("item is not an object");
   const o = item as { [key: string]: JsonValue };
   const storable = toStorable(o, "item");
@@ -79,7 +83,8 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   for (const key of TEXT_FIELDS) {
     // A UTF-16 unit is at most 3 UTF-8 bytes: short text needs no byte count.
     const text = fields[key];
-    if (text.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(text, "utf8") > MAX_TEXT_BYTES) return reject(`${key} is longer than ${MAX_TEXT_BYTES} bytes (PostgreSQL cannot index it)`, time);
+    if (text.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(text, "utf8") > MAX_TEXT_BYTES)
+      return reject(`${key} is longer than ${MAX_TEXT_BYTES} bytes (PostgreSQL cannot index it)`, time);
   }
 
   const decimals: Record<(typeof DECIMAL_FIELDS)[number], string> = { amount: "", balance: "", fillFee: "" };
@@ -96,7 +101,11 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   if (transferReason !== undefined && transferReason !== null && typeof transferReason !== "string") {
     return reject(`transferReason ${describe(transferReason)} is not a string`, time);
   }
-  if (typeof transferReason === "string" && transferReason.length * 3 > MAX_TEXT_BYTES && Buffer.byteLength(transferReason, "utf8") > MAX_TEXT_BYTES) {
+  if (
+    typeof transferReason === "string" &&
+    transferReason.length * 3 > MAX_TEXT_BYTES &&
+    Buffer.byteLength(transferReason, "utf8") > MAX_TEXT_BYTES
+  ) {
     return reject(`transferReason is longer than ${MAX_TEXT_BYTES} bytes`, time);
   }
 
@@ -130,9 +139,11 @@ function readTime(o: { [key: string]: JsonValue }): number | string {
   const values = present.map((k) => readDigits(o[k]));
   const first = values[0];
   if (first === undefined) return `${present[0]} ${describe(o[present[0]!])} is not a millisecond timestamp`;
-  if (values.length === 2 && values[1] !== first) return `cTime and ctime disagree (${describe(o.cTime)} vs ${describe(o.ctime)})`;
+  if (values.length === 2 && values[1] !== first)
+    return `cTime and ctime disagree (${describe(o.cTime)} vs ${describe(o.ctime)})`;
   const ms = Number(first);
-  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_DATE_MS) return `creation time ${first} is not a valid epoch-millisecond instant`;
+  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_DATE_MS)
+    return `creation time ${first} is not a valid epoch-millisecond instant`;
   return ms;
 }
 

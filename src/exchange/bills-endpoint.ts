@@ -31,11 +31,23 @@ export interface BillsPage {
 }
 
 export function fetchBillsPage(client: ExchangeClient, query: BillsQuery, signal?: AbortSignal): Promise<BillsPage> {
-  const body: Record<string, string | number> = { startTime: query.startTime, endTime: query.endTime, limit: query.limit };
+  const body: Record<string, string | number> = {
+    startTime: query.startTime,
+    endTime: query.endTime,
+    limit: query.limit,
+  };
   if (query.coin) body.coin = query.coin;
   if (query.symbol) body.symbol = query.symbol;
   if (query.businessType) body.businessType = query.businessType;
-  return client.call({ endpoint: "bills", method: "POST", path: BILLS_PATH, body, weight: ENDPOINT_WEIGHTS.bills, parse: parseBillsPage, signal });
+  return client.call({
+    endpoint: "bills",
+    method: "POST",
+    path: BILLS_PATH,
+    body,
+    weight: ENDPOINT_WEIGHTS.bills,
+    parse: parseBillsPage,
+    signal,
+  });
 }
 
 /**
@@ -44,14 +56,27 @@ export function fetchBillsPage(client: ExchangeClient, query: BillsQuery, signal
  * twice with different values. Individual items that fail validation are returned as rejected
  * (for quarantine, with their exact text) rather than failing the page.
  */
-export function parseBillsPage(json: JsonValue, _text?: string, info: ResponseInfo = { invalidUtf8: false }): BillsPage {
+export function parseBillsPage(
+  json: JsonValue,
+  _text?: string,
+  info: ResponseInfo = { invalidUtf8: false },
+): BillsPage {
   if (json === null || typeof json !== "object" || Array.isArray(json) || isLosslessNumber(json)) {
     throw new MalformedResponseError("bills response is not a JSON object");
   }
   const o = json as { [key: string]: JsonValue };
   // Some deployments wrap payloads as {code, msg, data}; accept that shape too.
-  const envelope = o.items === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data) ? (o.data as { [key: string]: JsonValue }) : o;
-  const read = envelope === o ? [[o, ["items", "hasNextPage"]] as const] : ([[o, ["items", "data"]], [envelope, ["items", "hasNextPage"]]] as const);
+  const envelope =
+    o.items === undefined && o.data && typeof o.data === "object" && !Array.isArray(o.data)
+      ? (o.data as { [key: string]: JsonValue })
+      : o;
+  const read =
+    envelope === o
+      ? [[o, ["items", "hasNextPage"]] as const]
+      : ([
+          [o, ["items", "data"]],
+          [envelope, ["items", "hasNextPage"]],
+        ] as const);
   for (const [obj, keys] of read) {
     const repeated = conflictingKeys(obj).find((k) => (keys as readonly string[]).includes(k));
     if (repeated) throw new MalformedResponseError(`bills response gives \`${repeated}\` twice with different values`);
@@ -62,6 +87,11 @@ export function parseBillsPage(json: JsonValue, _text?: string, info: ResponseIn
   if (hasNext !== undefined && hasNext !== null && typeof hasNext !== "boolean") {
     throw new MalformedResponseError("bills response `hasNextPage` is not a boolean");
   }
-  const parsed = parseItems(items, elementTexts(items), (item, text) => parseBillItem(item, text === undefined ? { invalidUtf8: info.invalidUtf8 } : { text, invalidUtf8: info.invalidUtf8 }));
+  const parsed = parseItems(items, elementTexts(items), (item, text) =>
+    parseBillItem(
+      item,
+      text === undefined ? { invalidUtf8: info.invalidUtf8 } : { text, invalidUtf8: info.invalidUtf8 },
+    ),
+  );
   return { itemCount: items.length, hasNextPage: typeof hasNext === "boolean" ? hasNext : undefined, ...parsed };
 }

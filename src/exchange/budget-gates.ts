@@ -35,7 +35,10 @@ export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): 
           windowMs: config.rateLimit.windowMs,
           maxInFlightMs: config.exchange.timeoutMs,
           onBackgroundError: (err, op) =>
-            logger.warn({ account, op, err: (err as Error).message }, "weight budget bookkeeping failed (charges expire on their own)"),
+            logger.warn(
+              { account, op, err: (err as Error).message },
+              "weight budget bookkeeping failed (charges expire on their own)",
+            ),
         });
         gates.set(account, gate);
       }
@@ -54,7 +57,11 @@ export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): 
  */
 export async function commandBudgetGates(config: Config, logger: Logger): Promise<BudgetGates> {
   if (config.redisUrl) {
-    const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: CONNECT_TIMEOUT_MS });
+    const redis = new Redis(config.redisUrl, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+    });
     redis.on("error", () => undefined); // reported below, or by the bookkeeping warnings
     try {
       await redis.connect();
@@ -68,7 +75,10 @@ export async function commandBudgetGates(config: Config, logger: Logger): Promis
       };
     } catch (err) {
       redis.disconnect();
-      logger.warn({ err: (err as Error).message }, "REDIS_URL does not answer: this command keeps its weight budget to itself");
+      logger.warn(
+        { err: (err as Error).message },
+        "REDIS_URL does not answer: this command keeps its weight budget to itself",
+      );
     }
   }
   const gate = localWeightGate(config);

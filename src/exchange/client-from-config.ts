@@ -26,5 +26,9 @@ export function exchangeClientFromConfig(config: Config, p: ClientParts): Exchan
 
 /** The configured budgets, enforced in this process only (commands run without Redis). */
 export function localWeightGate(config: Config): SlidingWindowGate {
-  return new SlidingWindowGate({ ip: config.rateLimit.ipWeight, uid: config.rateLimit.uidWeight, windowMs: config.rateLimit.windowMs });
+  return new SlidingWindowGate({
+    ip: config.rateLimit.ipWeight,
+    uid: config.rateLimit.uidWeight,
+    windowMs: config.rateLimit.windowMs,
+  });
 }

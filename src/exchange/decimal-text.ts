@@ -28,7 +28,8 @@ export function toDecimalText(input: string): { ok: true; text: string } | { ok:
   let fraction = m[3] ?? "";
   if (m[4] !== undefined) {
     const exponent = Number(m[4]);
-    if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > MAX_EXPONENT) return { ok: false, error: "exponent out of range" };
+    if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > MAX_EXPONENT)
+      return { ok: false, error: "exponent out of range" };
     const digits = int + fraction;
     const point = int.length + exponent;
     if (point <= 0) [int, fraction] = ["0", "0".repeat(-point) + digits];

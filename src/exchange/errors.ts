@@ -10,7 +10,9 @@ export class ExchangeApiError extends Error {
     readonly code: string | undefined,
     readonly exchangeMessage: string,
   ) {
-    super(`${endpoint}: exchange refused the request (HTTP ${status}${code ? `, code ${code}` : ""}): ${exchangeMessage}${hintFor(code, status)}`);
+    super(
+      `${endpoint}: exchange refused the request (HTTP ${status}${code ? `, code ${code}` : ""}): ${exchangeMessage}${hintFor(code, status)}`,
+    );
   }
 }
 
@@ -50,7 +52,13 @@ export class ExchangeUnavailableError extends Error {
  */
 export class ExchangeRateLimitedError extends ExchangeUnavailableError {
   override name = "ExchangeRateLimitedError";
-  constructor(endpoint: string, attempts: number, lastReason: string, readonly waitedMs: number, readonly maxWaitMs: number) {
+  constructor(
+    endpoint: string,
+    attempts: number,
+    lastReason: string,
+    readonly waitedMs: number,
+    readonly maxWaitMs: number,
+  ) {
     super(endpoint, attempts, lastReason);
     this.message =
       `${endpoint}: the exchange refused the request as too many requests ${attempts} times over ` +
@@ -90,6 +98,8 @@ function hintFor(code: string | undefined, status: number): string {
       return " (page size out of the exchange's range: a ledger-sync bug, please report it)";
     default:
       if (status === 521) return " (IP not whitelisted for the API key)";
-      return code && classifyRefusal(code, "").kind === "credentials" ? " (authentication or permission refused: check the API key, its permissions and EXCHANGE_API_*)" : "";
+      return code && classifyRefusal(code, "").kind === "credentials"
+        ? " (authentication or permission refused: check the API key, its permissions and EXCHANGE_API_*)"
+        : "";
   }
 }

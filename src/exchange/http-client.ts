@@ -104,12 +104,18 @@ export class ExchangeClient {
           throw new ExchangeRateLimitedError(c.endpoint, refusals, outcome.reason, waitedMs, this.maxWaitMs);
         }
         const delayMs = outcome.pauseMs;
-        this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs, reason: outcome.reason }, "exchange request failed; retrying");
+        this.opts.logger.warn(
+          { endpoint: c.endpoint, attempt, delayMs, reason: outcome.reason },
+          "exchange request failed; retrying",
+        );
         continue;
       }
       if (++failures >= this.opts.maxAttempts) throw new ExchangeUnavailableError(c.endpoint, failures, outcome.reason);
       const delayMs = Math.max(outcome.retryAfterMs ?? 0, backoffDelay(failures, this.backoff));
-      this.opts.logger.warn({ endpoint: c.endpoint, attempt, delayMs, reason: outcome.reason }, "exchange request failed; retrying");
+      this.opts.logger.warn(
+        { endpoint: c.endpoint, attempt, delayMs, reason: outcome.reason },
+        "exchange request failed; retrying",
+      );
       await sleep(delayMs, c.signal);
     }
   }
@@ -182,7 +188,13 @@ export class ExchangeClient {
     try {
       // The timestamp is taken after waiting for the budget: a signature must be fresh when sent.
       const timestamp = String(Date.now());
-      const signature = sign(this.opts.credentials.apiSecret, { timestamp, method: c.method, requestPath: c.path, queryString, body });
+      const signature = sign(this.opts.credentials.apiSecret, {
+        timestamp,
+        method: c.method,
+        requestPath: c.path,
+        queryString,
+        body,
+      });
       const url = `${this.opts.baseUrl}${c.path}${queryString ? `?${queryString}` : ""}`;
       const timeout = AbortSignal.timeout(this.opts.timeoutMs);
       const res = await request(url, {
@@ -235,18 +247,39 @@ export class ExchangeClient {
     // A {code, msg} body is the exchange speaking, at any status: acted on by its code, never
     // parsed as a malformed payload and retried blindly.
     const refusal = refusalOf(json);
-    if (refusal?.kind === "rate-limited") return { ok: false, reason: `refused as too many requests (code ${refusal.code}): ${refusal.msg}`, retryAfterMs, rateLimited: true };
-    if (refusal?.kind === "transient") return { ok: false, reason: `exchange error (code ${refusal.code}): ${refusal.msg}`, retryAfterMs };
-    if (refusal?.kind === "time-range") throw new ExchangeTimeRangeRefusal(c.endpoint, status, refusal.code, refusal.msg, refusal.historyDays, refusal.maxSpanDays);
+    if (refusal?.kind === "rate-limited")
+      return {
+        ok: false,
+        reason: `refused as too many requests (code ${refusal.code}): ${refusal.msg}`,
+        retryAfterMs,
+        rateLimited: true,
+      };
+    if (refusal?.kind === "transient")
+      return { ok: false, reason: `exchange error (code ${refusal.code}): ${refusal.msg}`, retryAfterMs };
+    if (refusal?.kind === "time-range")
+      throw new ExchangeTimeRangeRefusal(
+        c.endpoint,
+        status,
+        refusal.code,
+        refusal.msg,
+        refusal.historyDays,
+        refusal.maxSpanDays,
+      );
     if (refusal) throw new ExchangeApiError(c.endpoint, status, refusal.code, refusal.msg);
     if (status >= 400) throw new ExchangeApiError(c.endpoint, status, undefined, snippet(text));
     const contentType = String(res.headers["content-type"] ?? "");
-    if (!contentType.includes("json")) return { ok: false, reason: `HTTP ${status} with content-type "${contentType}" instead of JSON: ${snippet(text)}` };
-    if (json === undefined) return { ok: false, reason: `response is not valid JSON (${parseError?.message ?? "empty"}): ${snippet(text)}` };
+    if (!contentType.includes("json"))
+      return {
+        ok: false,
+        reason: `HTTP ${status} with content-type "${contentType}" instead of JSON: ${snippet(text)}`,
+      };
+    if (json === undefined)
+      return { ok: false, reason: `response is not valid JSON (${parseError?.message ?? "empty"}): ${snippet(text)}` };
     try {
       return { ok: true, value: c.parse(json, text, info) };
     } catch (err) {
-      if (err instanceof MalformedResponseError) return { ok: false, reason: `unexpected response shape: ${err.message}` };
+      if (err instanceof MalformedResponseError)
+        return { ok: false, reason: `unexpected response shape: ${err.message}` };
       throw err;
     }
   }

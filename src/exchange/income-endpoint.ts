@@ -7,7 +7,14 @@ import { LosslessNumber, stringify } from "lossless-json";
 import { parseBillItem, parseItems, type Bill, type ItemResult, type RejectedItem } from "./bill-item.ts";
 import { MalformedResponseError } from "./errors.ts";
 import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
-import { conflictingKeys, elementTexts, isLosslessNumber, sourceText, toStorable, type JsonValue } from "./lossless-json.ts";
+import {
+  conflictingKeys,
+  elementTexts,
+  isLosslessNumber,
+  sourceText,
+  toStorable,
+  type JsonValue,
+} from "./lossless-json.ts";
 import { ENDPOINT_WEIGHTS } from "./weights.ts";
 
 export const INCOME_PATH = "/capi/v3/account/income";
@@ -63,7 +70,11 @@ export function fetchIncomePage(client: ExchangeClient, query: IncomeQuery, sign
  * definitions give them as longs; ids exceed 2^53, which JSON.stringify of a number would round).
  */
 export function incomeRequestBody(q: IncomeQuery): string {
-  const body: Record<string, string | number | LosslessNumber> = { startTime: q.startTime, endTime: q.endTime, limit: q.limit };
+  const body: Record<string, string | number | LosslessNumber> = {
+    startTime: q.startTime,
+    endTime: q.endTime,
+    limit: q.limit,
+  };
   if (q.asset) body.asset = q.asset;
   if (q.symbol) body.symbol = q.symbol;
   if (q.incomeType) body.incomeType = q.incomeType;
@@ -80,21 +91,35 @@ export function incomeRequestBody(q: IncomeQuery): string {
  * integers, or null only on the last page. Items that fail validation are rejected one by one
  * (for quarantine), as on v2.
  */
-export function parseIncomePage(json: JsonValue, _text?: string, info: ResponseInfo = { invalidUtf8: false }): IncomePage {
+export function parseIncomePage(
+  json: JsonValue,
+  _text?: string,
+  info: ResponseInfo = { invalidUtf8: false },
+): IncomePage {
   if (json === null || typeof json !== "object" || Array.isArray(json) || isLosslessNumber(json)) {
     throw new MalformedResponseError("income response is not a JSON object");
   }
   const o = json as { [key: string]: JsonValue };
-  const wrapped = o.items === undefined && o.data !== null && typeof o.data === "object" && !Array.isArray(o.data) && !isLosslessNumber(o.data);
+  const wrapped =
+    o.items === undefined &&
+    o.data !== null &&
+    typeof o.data === "object" &&
+    !Array.isArray(o.data) &&
+    !isLosslessNumber(o.data);
   const envelope = wrapped ? (o.data as { [key: string]: JsonValue }) : o;
   const repeated = conflictingKeys(envelope).find((k) => ["items", "hasNextPage", "nextKey"].includes(k));
   if (repeated) throw new MalformedResponseError(`income response gives \`${repeated}\` twice with different values`);
   const items = envelope.items;
   if (!Array.isArray(items)) throw new MalformedResponseError("income response has no `items` array");
-  if (typeof envelope.hasNextPage !== "boolean") throw new MalformedResponseError("income response `hasNextPage` is not a boolean");
+  if (typeof envelope.hasNextPage !== "boolean")
+    throw new MalformedResponseError("income response `hasNextPage` is not a boolean");
   const nextKey = readCursor(envelope.nextKey);
-  if (nextKey === undefined) throw new MalformedResponseError(`income response \`nextKey\` ${describe(envelope.nextKey)} is not {nextKeyId, nextKeyTime} or null`);
-  if (envelope.hasNextPage && nextKey === null) throw new MalformedResponseError("income response says hasNextPage but gives no nextKey");
+  if (nextKey === undefined)
+    throw new MalformedResponseError(
+      `income response \`nextKey\` ${describe(envelope.nextKey)} is not {nextKeyId, nextKeyTime} or null`,
+    );
+  if (envelope.hasNextPage && nextKey === null)
+    throw new MalformedResponseError("income response says hasNextPage but gives no nextKey");
 
   const parsed = parseItems(items, elementTexts(items), (item, text) => parseIncomeItem(item, text, info.invalidUtf8));
   return { itemCount: items.length, hasNextPage: envelope.hasNextPage, nextKey, ...parsed };

@@ -24,7 +24,10 @@ export const integerText = numberText.pipe(
     .string()
     .regex(/^-?[0-9]{1,19}$/, "must be an integer within 64 bits")
     // zod runs every check even after the regex failed: only digits may reach BigInt().
-    .refine((t) => !/^-?[0-9]{1,19}$/.test(t) || (BigInt(t) >= INT64_MIN && BigInt(t) <= INT64_MAX), "must be an integer within 64 bits")
+    .refine(
+      (t) => !/^-?[0-9]{1,19}$/.test(t) || (BigInt(t) >= INT64_MIN && BigInt(t) <= INT64_MAX),
+      "must be an integer within 64 bits",
+    )
     .transform((t) => BigInt(t).toString()),
 );
 
@@ -39,7 +42,10 @@ export const decimal = numberText.transform((text, ctx) => {
 });
 
 /** Epoch milliseconds as digits; must be a real instant. */
-export const epochMs = digits.refine((d) => d.length <= 16 && Number(d) <= 8_640_000_000_000_000, "is not an epoch-millisecond instant");
+export const epochMs = digits.refine(
+  (d) => d.length <= 16 && Number(d) <= 8_640_000_000_000_000,
+  "is not an epoch-millisecond instant",
+);
 
 /** true/false, also accepted as the strings "true"/"false". */
 export const bool = z.union([z.boolean(), z.enum(["true", "false"]).transform((s) => s === "true")]);

@@ -53,7 +53,8 @@ class Parser {
     this.skipSpace();
     const start = this.i;
     const value = this.parseValue(0);
-    if (value !== null && typeof value === "object" && !isLosslessNumber(value)) sources.set(value, this.text.slice(start, this.i));
+    if (value !== null && typeof value === "object" && !isLosslessNumber(value))
+      sources.set(value, this.text.slice(start, this.i));
     this.skipSpace();
     if (this.i < this.text.length) this.fail("unexpected text after the JSON value");
     return value;
@@ -77,7 +78,8 @@ class Parser {
       default: {
         NUMBER.lastIndex = this.i;
         const m = NUMBER.exec(this.text);
-        if (!m || m[0] === "-" || m[0].length === 0) this.fail(c === undefined ? "unexpected end of input" : `unexpected character ${JSON.stringify(c)}`);
+        if (!m || m[0] === "-" || m[0].length === 0)
+          this.fail(c === undefined ? "unexpected end of input" : `unexpected character ${JSON.stringify(c)}`);
         this.i += m![0].length;
         return new LosslessNumber(m![0]);
       }
@@ -102,9 +104,11 @@ class Parser {
         this.skipSpace();
         const value = this.parseValue(depth);
         // A repeat is a key the object already has (as its own property: "__proto__" included).
-        if (Object.hasOwn(object, key) && !deepEqual(object[key]!, value) && !repeated?.includes(key)) (repeated ??= []).push(key);
+        if (Object.hasOwn(object, key) && !deepEqual(object[key]!, value) && !repeated?.includes(key))
+          (repeated ??= []).push(key);
         // Like JSON.parse: the last value wins, and "__proto__" is an own property, not the prototype.
-        if (key === "__proto__") Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+        if (key === "__proto__")
+          Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
         else object[key] = value;
         this.skipSpace();
         if (this.text[this.i] === ",") {
@@ -195,7 +199,8 @@ class Parser {
   }
 
   private expect(ch: string): void {
-    if (this.text[this.i] !== ch) this.fail(this.i >= this.text.length ? `expected '${ch}' but the input ended` : `expected '${ch}'`);
+    if (this.text[this.i] !== ch)
+      this.fail(this.i >= this.text.length ? `expected '${ch}' but the input ended` : `expected '${ch}'`);
     this.i++;
   }
 
@@ -210,8 +215,10 @@ class Parser {
 
 function deepEqual(a: JsonValue, b: JsonValue): boolean {
   if (a === b) return true;
-  if (isLosslessNumber(a) || isLosslessNumber(b)) return isLosslessNumber(a) && isLosslessNumber(b) && a.value === b.value;
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]!));
+  if (isLosslessNumber(a) || isLosslessNumber(b))
+    return isLosslessNumber(a) && isLosslessNumber(b) && a.value === b.value;
+  if (Array.isArray(a) || Array.isArray(b))
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]!));
   if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
   const ka = Object.keys(a);
   return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k]!, b[k]!));
@@ -281,7 +288,8 @@ export function toStorable(value: JsonValue, path: string): Storable {
       trail.pop();
       if (reason !== undefined) return undefined;
       // A key "__proto__" must stay a key, not replace the object's prototype.
-      if (k === "__proto__") Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+      if (k === "__proto__")
+        Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
       else out[k] = x;
     }
     return out;

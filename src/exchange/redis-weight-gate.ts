@@ -126,7 +126,8 @@ export class RedisWeightGate implements WeightGate {
     if (!positive(o.ip.limit) || !positive(o.uid.limit) || !positive(o.windowMs) || !positive(o.maxInFlightMs)) {
       throw new Error("weight budgets, window and maxInFlightMs must be positive");
     }
-    if (!o.ip.key || !o.uid.key || o.ip.key === o.uid.key) throw new Error("the IP and UID budgets need two distinct keys");
+    if (!o.ip.key || !o.uid.key || o.ip.key === o.uid.key)
+      throw new Error("the IP and UID budgets need two distinct keys");
     this.redis = o.redis;
     this.ip = o.ip;
     this.uid = o.uid;
@@ -147,7 +148,9 @@ export class RedisWeightGate implements WeightGate {
       return Promise.reject(new Error(`invalid request weight ${cost.ip}/${cost.uid}`));
     }
     if (cost.ip > this.ip.limit || cost.uid > this.uid.limit) {
-      return Promise.reject(new Error(`request weight ${cost.ip}/${cost.uid} exceeds the whole budget ${this.ip.limit}/${this.uid.limit}`));
+      return Promise.reject(
+        new Error(`request weight ${cost.ip}/${cost.uid} exceeds the whole budget ${this.ip.limit}/${this.uid.limit}`),
+      );
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
     const turn = this.queue.then(() => this.waitAndCharge(cost, signal));
@@ -239,17 +242,39 @@ export class RedisWeightGate implements WeightGate {
   }
 
   private async runCharge(mode: "charge" | "peek", cost: Weight, id: string): Promise<ScriptResult> {
-    const raw = await charge.run(
-      this.redis,
-      this.chargeKeys,
-      [mode, this.windowMs, this.maxInFlightMs, this.ip.limit, this.uid.limit, `${id}:${cost.ip}`, `${id}:${cost.uid}`, cost.ip, cost.uid, this.ttlMs],
-    );
-    if (!Array.isArray(raw) || raw.length !== 7) throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
-    const [granted, waitMs, ip, uid, nowUs, allowIp, allowUid] = raw as [number, number, string, string, string, string, string];
+    const raw = await charge.run(this.redis, this.chargeKeys, [
+      mode,
+      this.windowMs,
+      this.maxInFlightMs,
+      this.ip.limit,
+      this.uid.limit,
+      `${id}:${cost.ip}`,
+      `${id}:${cost.uid}`,
+      cost.ip,
+      cost.uid,
+      this.ttlMs,
+    ]);
+    if (!Array.isArray(raw) || raw.length !== 7)
+      throw new Error(`unexpected reply from the weight-gate script: ${JSON.stringify(raw)}`);
+    const [granted, waitMs, ip, uid, nowUs, allowIp, allowUid] = raw as [
+      number,
+      number,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const used = { ip: Number(ip), uid: Number(uid) };
     this.lastUsed = used;
     this.lastAllowance = { ip: Number(allowIp), uid: Number(allowUid) };
-    return { granted: granted === 1, waitMs: Number(waitMs), used, allowance: this.lastAllowance, nowMs: Number(nowUs) / 1000 };
+    return {
+      granted: granted === 1,
+      waitMs: Number(waitMs),
+      used,
+      allowance: this.lastAllowance,
+      nowMs: Number(nowUs) / 1000,
+    };
   }
 
   private permit(id: string, cost: Weight, grantedAt: number, heldBack: boolean): RedisPermit {
@@ -263,7 +288,15 @@ export class RedisWeightGate implements WeightGate {
         settled = true;
         const delayMs = Math.max(0, mayStillArriveMs);
         const ttlMs = Math.ceil(this.windowMs + delayMs) + 1000;
-        const args = [...members, delayMs, ttlMs, this.ip.limit, this.uid.limit, ALLOWANCE_RULES.growth, ALLOWANCE_MEMORY_MS];
+        const args = [
+          ...members,
+          delayMs,
+          ttlMs,
+          this.ip.limit,
+          this.uid.limit,
+          ALLOWANCE_RULES.growth,
+          ALLOWANCE_MEMORY_MS,
+        ];
         this.inBackground("settle", settle.run(this.redis, [...this.setKeys, ...this.allowKeys], args));
       },
       refused: (retryAfterMs = 0) => {

@@ -49,7 +49,13 @@ export function classifyRefusal(code: string, msg: string): Refusal {
   if (n === -1170) {
     const historyDays = daysIn(/within the last\s+([\d.]+)\s*days?/i, msg);
     const maxSpanDays = daysIn(/cannot exceed\s+([\d.]+)\s*days?/i, msg);
-    return { code, msg, kind: "time-range", ...(historyDays !== undefined ? { historyDays } : {}), ...(maxSpanDays !== undefined ? { maxSpanDays } : {}) };
+    return {
+      code,
+      msg,
+      kind: "time-range",
+      ...(historyDays !== undefined ? { historyDays } : {}),
+      ...(maxSpanDays !== undefined ? { maxSpanDays } : {}),
+    };
   }
   return { code, msg, kind: "refused" };
 }

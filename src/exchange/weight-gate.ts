@@ -81,13 +81,18 @@ export class SlidingWindowGate implements WeightGate {
     private readonly clock: Clock = Date.now,
     private readonly sleep: Sleep = defaultSleep,
   ) {
-    if (budget.ip <= 0 || budget.uid <= 0 || budget.windowMs <= 0) throw new Error("weight budgets and window must be positive");
+    if (budget.ip <= 0 || budget.uid <= 0 || budget.windowMs <= 0)
+      throw new Error("weight budgets and window must be positive");
     this.allowances = { ip: new Allowance(budget.ip), uid: new Allowance(budget.uid) };
   }
 
   acquire(cost: Weight, signal?: AbortSignal): Promise<Permit> {
     if (cost.ip > this.budget.ip || cost.uid > this.budget.uid) {
-      return Promise.reject(new Error(`request weight ${cost.ip}/${cost.uid} exceeds the whole budget ${this.budget.ip}/${this.budget.uid}`));
+      return Promise.reject(
+        new Error(
+          `request weight ${cost.ip}/${cost.uid} exceeds the whole budget ${this.budget.ip}/${this.budget.uid}`,
+        ),
+      );
     }
     const turn = this.queue.then(() => this.waitAndCharge(cost, signal));
     this.queue = turn.then(

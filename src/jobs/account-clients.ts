@@ -14,7 +14,13 @@ export interface AccountClients {
   close(): Promise<void>;
 }
 
-export function createAccountClients(config: Config, accounts: AccountConfig[], redis: Redis, logger: Logger, metrics: Metrics): AccountClients {
+export function createAccountClients(
+  config: Config,
+  accounts: AccountConfig[],
+  redis: Redis,
+  logger: Logger,
+  metrics: Metrics,
+): AccountClients {
   const gates = redisBudgetGates(config, redis, logger);
   const runtimes = new Map<string, AccountRuntime>();
   for (const account of accounts) {

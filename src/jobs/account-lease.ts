@@ -7,8 +7,14 @@ import type { Lease } from "./account-lock.ts";
 import { billsLock, snapshotsLock, type WorkerContext } from "./context.ts";
 
 /** Both locks for `group`, or undefined when another job or process holds either. */
-export async function leaseAccount(ctx: WorkerContext, account: string, group: RunLockGroup): Promise<Lease | undefined> {
-  const lease = await (group === "bills" ? billsLock(ctx, account) : snapshotsLock(ctx, account)).tryAcquire(ctx.forceStop);
+export async function leaseAccount(
+  ctx: WorkerContext,
+  account: string,
+  group: RunLockGroup,
+): Promise<Lease | undefined> {
+  const lease = await (group === "bills" ? billsLock(ctx, account) : snapshotsLock(ctx, account)).tryAcquire(
+    ctx.forceStop,
+  );
   if (!lease) return undefined;
   let runLock: Awaited<ReturnType<typeof acquireRunLock>>;
   try {
@@ -18,7 +24,8 @@ export async function leaseAccount(ctx: WorkerContext, account: string, group: R
     if (err instanceof AccountBusyError) return undefined;
     throw err;
   }
-  if (runLock.interruptedRuns > 0) ctx.logger.info({ account, group, runs: runLock.interruptedRuns }, INTERRUPTED_RUNS_MESSAGE);
+  if (runLock.interruptedRuns > 0)
+    ctx.logger.info({ account, group, runs: runLock.interruptedRuns }, INTERRUPTED_RUNS_MESSAGE);
   return {
     signal: AbortSignal.any([lease.signal, runLock.signal]),
     release: async () => {

@@ -35,14 +35,17 @@ export class AccountLock {
     const onParentAbort = () => controller.abort(parent?.reason);
     if (parent?.aborted) onParentAbort();
     else parent?.addEventListener("abort", onParentAbort, { once: true });
-    const renew = setInterval(() => {
-      this.redis.eval(RENEW, 1, this.key, token, String(this.ttlMs)).then(
-        (r) => {
-          if (r !== 1) controller.abort(new Error(`lock ${this.key} was lost`));
-        },
-        () => undefined, // Redis briefly unreachable: try again next tick; the TTL still protects
-      );
-    }, Math.floor(this.ttlMs / 3));
+    const renew = setInterval(
+      () => {
+        this.redis.eval(RENEW, 1, this.key, token, String(this.ttlMs)).then(
+          (r) => {
+            if (r !== 1) controller.abort(new Error(`lock ${this.key} was lost`));
+          },
+          () => undefined, // Redis briefly unreachable: try again next tick; the TTL still protects
+        );
+      },
+      Math.floor(this.ttlMs / 3),
+    );
     renew.unref();
     return {
       signal: controller.signal,

@@ -35,7 +35,9 @@ export class BackfillQueue {
    * an operator resumes a backfill after fixing the cause.
    */
   async enqueue(windows: BackfillWindow[]): Promise<{ retried: number }> {
-    await this.queue.addBulk(windows.map((w) => ({ name: "backfill", data: w.data, opts: { jobId: w.jobId, ...this.retry } })));
+    await this.queue.addBulk(
+      windows.map((w) => ({ name: "backfill", data: w.data, opts: { jobId: w.jobId, ...this.retry } })),
+    );
     let retried = 0;
     for (const job of await Promise.all(windows.map((w) => this.queue.getJob(w.jobId)))) {
       if (job && (await job.isFailed())) {
@@ -60,7 +62,9 @@ export class BackfillQueue {
   /** Milliseconds the finished windows could not prove complete (from their results). */
   async unverifiedMilliseconds(windows: BackfillWindow[]): Promise<number[]> {
     const jobs = await Promise.all(windows.map((w) => this.queue.getJob(w.jobId)));
-    return jobs.flatMap((j) => ((j?.returnvalue as { unverifiedMilliseconds?: number[] } | undefined)?.unverifiedMilliseconds ?? []));
+    return jobs.flatMap(
+      (j) => (j?.returnvalue as { unverifiedMilliseconds?: number[] } | undefined)?.unverifiedMilliseconds ?? [],
+    );
   }
 
   close(): Promise<void> {

@@ -40,9 +40,17 @@ export interface WorkerContext {
 
 /** The per-account bills lock: held by incremental bills jobs and backfill windows alike. */
 export function billsLock(ctx: WorkerContext, account: string): AccountLock {
-  return new AccountLock(ctx.redis, `${ctx.config.worker.queuePrefix}:lock:bills:${account}`, ctx.config.worker.jobLockDurationMs);
+  return new AccountLock(
+    ctx.redis,
+    `${ctx.config.worker.queuePrefix}:lock:bills:${account}`,
+    ctx.config.worker.jobLockDurationMs,
+  );
 }
 
 export function snapshotsLock(ctx: WorkerContext, account: string): AccountLock {
-  return new AccountLock(ctx.redis, `${ctx.config.worker.queuePrefix}:lock:snapshots:${account}`, ctx.config.worker.jobLockDurationMs);
+  return new AccountLock(
+    ctx.redis,
+    `${ctx.config.worker.queuePrefix}:lock:snapshots:${account}`,
+    ctx.config.worker.jobLockDurationMs,
+  );
 }

@@ -8,7 +8,11 @@ export interface FailedJobs {
   lastError?: { queue: string; at: string; reason: string };
 }
 
-export async function failedJobsByAccount(redis: Redis, prefix: string, limit = 500): Promise<Record<string, FailedJobs>> {
+export async function failedJobsByAccount(
+  redis: Redis,
+  prefix: string,
+  limit = 500,
+): Promise<Record<string, FailedJobs>> {
   const out: Record<string, FailedJobs> = {};
   for (const name of QUEUE_NAMES) {
     const queue = new Queue(name, { connection: redis, prefix });
@@ -18,7 +22,8 @@ export async function failedJobsByAccount(redis: Redis, prefix: string, limit = 
         const entry = (out[account] ??= { count: 0 });
         entry.count++;
         const at = new Date(job.finishedOn ?? job.timestamp).toISOString();
-        if (!entry.lastError || at > entry.lastError.at) entry.lastError = { queue: name, at, reason: job.failedReason };
+        if (!entry.lastError || at > entry.lastError.at)
+          entry.lastError = { queue: name, at, reason: job.failedReason };
       }
     } finally {
       await queue.close();

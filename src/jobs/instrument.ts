@@ -26,7 +26,13 @@ export function instrument<T extends { account: string }>(
 ): Processor<T> {
   return async (job, token) => {
     const started = performance.now();
-    const log = logger.child({ queue, job: job.name, jobId: job.id, account: job.data.account, attempt: job.attemptsMade + 1 });
+    const log = logger.child({
+      queue,
+      job: job.name,
+      jobId: job.id,
+      account: job.data.account,
+      attempt: job.attemptsMade + 1,
+    });
     try {
       const result = await processor(job, token);
       metrics.jobFinished(queue, job.name, "completed", (performance.now() - started) / 1000);
@@ -44,7 +50,10 @@ export function instrument<T extends { account: string }>(
         throw new DelayedError();
       }
       const failure = asJobFailure(err);
-      log.error({ ...details, retried: failure === err }, failure === err ? "job failed" : "job failed for good: the exchange's answer will not change on a retry");
+      log.error(
+        { ...details, retried: failure === err },
+        failure === err ? "job failed" : "job failed for good: the exchange's answer will not change on a retry",
+      );
       throw failure;
     }
   };

@@ -8,7 +8,12 @@ import { RangeRefusedError, TimeFilterIgnoredError } from "../streams/bills/erro
 import { CursorError } from "../streams/bills-v3/cursor-guard.ts";
 
 export function isPermanent(err: unknown): boolean {
-  return err instanceof ExchangeApiError || err instanceof RangeRefusedError || err instanceof TimeFilterIgnoredError || err instanceof CursorError;
+  return (
+    err instanceof ExchangeApiError ||
+    err instanceof RangeRefusedError ||
+    err instanceof TimeFilterIgnoredError ||
+    err instanceof CursorError
+  );
 }
 
 /** The error as BullMQ must see it: permanent ones as UnrecoverableError (no further attempt). */

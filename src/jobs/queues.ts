@@ -13,7 +13,14 @@ export interface JobData {
    * windows run in time order, because a same-millisecond split draws its symbol candidates from
    * the bills stored before it (streams/bills/millisecond-split.ts).
    */
-  backfill: { account: string; fromMs: number; toMs: number; backfillId: string; previous?: { fromMs: number; toMs: number }; next?: { fromMs: number; toMs: number } };
+  backfill: {
+    account: string;
+    fromMs: number;
+    toMs: number;
+    backfillId: string;
+    previous?: { fromMs: number; toMs: number };
+    next?: { fromMs: number; toMs: number };
+  };
 }
 
 export type Queues = { [Q in QueueName]: Queue<JobData[Q]> };

@@ -34,16 +34,38 @@ interface Wanted {
   priority?: number;
 }
 
-export async function reconcileSchedulers(queues: Queues, accounts: AccountConfig[], intervals: SchedulerIntervals): Promise<Reconciliation> {
+export async function reconcileSchedulers(
+  queues: Queues,
+  accounts: AccountConfig[],
+  intervals: SchedulerIntervals,
+): Promise<Reconciliation> {
   const result: Reconciliation = { added: [], updated: [], removed: [] };
-  const bills = new Map<string, Wanted>(accounts.map((a) => [`bills:${a.name}`, { account: a.name, every: intervals.billsMs, name: "bills" }]));
+  const bills = new Map<string, Wanted>(
+    accounts.map((a) => [`bills:${a.name}`, { account: a.name, every: intervals.billsMs, name: "bills" }]),
+  );
   if (intervals.resweepMs !== undefined) {
-    for (const a of accounts) bills.set(`resweep:${a.name}`, { account: a.name, every: intervals.resweepMs, name: "resweep", priority: RESWEEP_PRIORITY });
+    for (const a of accounts)
+      bills.set(`resweep:${a.name}`, {
+        account: a.name,
+        every: intervals.resweepMs,
+        name: "resweep",
+        priority: RESWEEP_PRIORITY,
+      });
   }
   if (intervals.crossCheckMs !== undefined) {
-    for (const a of accounts) bills.set(`cross-check:${a.name}`, { account: a.name, every: intervals.crossCheckMs, name: "cross-check", priority: RESWEEP_PRIORITY });
+    for (const a of accounts)
+      bills.set(`cross-check:${a.name}`, {
+        account: a.name,
+        every: intervals.crossCheckMs,
+        name: "cross-check",
+        priority: RESWEEP_PRIORITY,
+      });
   }
-  const snapshots = new Map<string, Wanted>(accounts.filter((a) => a.coinIds.length > 0).map((a) => [`snapshots:${a.name}`, { account: a.name, every: intervals.snapshotsMs, name: "snapshots" }]));
+  const snapshots = new Map<string, Wanted>(
+    accounts
+      .filter((a) => a.coinIds.length > 0)
+      .map((a) => [`snapshots:${a.name}`, { account: a.name, every: intervals.snapshotsMs, name: "snapshots" }]),
+  );
   for (const { queue, want } of [
     { queue: queues.bills, want: bills },
     { queue: queues.snapshots, want: snapshots },
@@ -53,7 +75,11 @@ export async function reconcileSchedulers(queues: Queues, accounts: AccountConfi
       const current = existing.get(id);
       if (current && Number(current.every) === w.every) continue;
       // Typed per queue; the data is the same shape ({ account }) for every job.
-      await (queue as Queues["bills"]).upsertJobScheduler(id, { every: w.every }, { name: w.name, data: { account: w.account }, ...(w.priority ? { opts: { priority: w.priority } } : {}) });
+      await (queue as Queues["bills"]).upsertJobScheduler(
+        id,
+        { every: w.every },
+        { name: w.name, data: { account: w.account }, ...(w.priority ? { opts: { priority: w.priority } } : {}) },
+      );
       (current ? result.updated : result.added).push(id);
     }
     for (const id of existing.keys()) {

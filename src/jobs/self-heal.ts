@@ -27,11 +27,18 @@ interface Backoff {
   nextAtMs: number;
 }
 
-const windowKey = (ctx: WorkerContext, account: string, w: RepairWindow) => `${ctx.config.worker.queuePrefix}:heal:${account}:${w.fromMs}-${w.toMs}`;
-const budgetKey = (ctx: WorkerContext, account: string, nowMs: number) => `${ctx.config.worker.queuePrefix}:heal-requests:${account}:${Math.floor(nowMs / HOUR_MS)}`;
+const windowKey = (ctx: WorkerContext, account: string, w: RepairWindow) =>
+  `${ctx.config.worker.queuePrefix}:heal:${account}:${w.fromMs}-${w.toMs}`;
+const budgetKey = (ctx: WorkerContext, account: string, nowMs: number) =>
+  `${ctx.config.worker.queuePrefix}:heal-requests:${account}:${Math.floor(nowMs / HOUR_MS)}`;
 
 /** Re-fetches the windows around the breaks that are due, within the hour's budget. */
-export async function healBreaks(ctx: WorkerContext, rt: AccountRuntime, continuity: CoinContinuity[], signal: AbortSignal): Promise<HealAttempt> {
+export async function healBreaks(
+  ctx: WorkerContext,
+  rt: AccountRuntime,
+  continuity: CoinContinuity[],
+  signal: AbortSignal,
+): Promise<HealAttempt> {
   const account = rt.account.name;
   const now = Date.now();
   const windows = repairWindows(continuity);
@@ -46,12 +53,29 @@ export async function healBreaks(ctx: WorkerContext, rt: AccountRuntime, continu
   for (const w of due) {
     const used = Number((await ctx.redis.get(budgetKey(ctx, account, Date.now()))) ?? 0);
     if (used >= HEAL_REQUESTS_PER_HOUR) {
-      logger.warn({ used, budget: HEAL_REQUESTS_PER_HOUR }, "healing breaks: this hour's re-fetch budget is spent; the rest waits for the next hour");
+      logger.warn(
+        { used, budget: HEAL_REQUESTS_PER_HOUR },
+        "healing breaks: this hour's re-fetch budget is spent; the rest waits for the next hour",
+      );
       break;
     }
-    const r = await repairBreaks({ db: ctx.db, client: rt.client, logger, account, continuity, windows: [w], exchangeLimits: ctx.config.exchange.limits, source: rt.account.billsSource, signal });
+    const r = await repairBreaks({
+      db: ctx.db,
+      client: rt.client,
+      logger,
+      account,
+      continuity,
+      windows: [w],
+      exchangeLimits: ctx.config.exchange.limits,
+      source: rt.account.billsSource,
+      signal,
+    });
     const key = budgetKey(ctx, account, Date.now());
-    await ctx.redis.multi().incrby(key, r.requests).pexpire(key, 2 * HOUR_MS).exec();
+    await ctx.redis
+      .multi()
+      .incrby(key, r.requests)
+      .pexpire(key, 2 * HOUR_MS)
+      .exec();
     attempt.windows.push(w);
     attempt.requests += r.requests;
   }
@@ -62,7 +86,12 @@ export async function healBreaks(ctx: WorkerContext, rt: AccountRuntime, continu
  * After the re-verify: windows without a break any more are healed (their backoff forgotten, the
  * bills that filled them returned); the others back off before the next try.
  */
-export async function settleHealing(ctx: WorkerContext, account: string, attempt: HealAttempt, after: CoinContinuity[]): Promise<{ healed: { window: RepairWindow; billIds: string[] }[]; open: RepairWindow[] }> {
+export async function settleHealing(
+  ctx: WorkerContext,
+  account: string,
+  attempt: HealAttempt,
+  after: CoinContinuity[],
+): Promise<{ healed: { window: RepairWindow; billIds: string[] }[]; open: RepairWindow[] }> {
   const breaks = after.flatMap((c) => c.breaks);
   const healed: { window: RepairWindow; billIds: string[] }[] = [];
   const open: RepairWindow[] = [];
@@ -72,7 +101,12 @@ export async function settleHealing(ctx: WorkerContext, account: string, attempt
       const raw = await ctx.redis.get(key);
       const attempts = (raw ? (JSON.parse(raw) as Backoff).attempts : 0) + 1;
       const waitMs = Math.min(MAX_BACKOFF_MS, ctx.config.worker.billsIntervalMs * 2 ** (attempts - 1));
-      await ctx.redis.set(key, JSON.stringify({ attempts, nextAtMs: Date.now() + waitMs } satisfies Backoff), "PX", 2 * MAX_BACKOFF_MS);
+      await ctx.redis.set(
+        key,
+        JSON.stringify({ attempts, nextAtMs: Date.now() + waitMs } satisfies Backoff),
+        "PX",
+        2 * MAX_BACKOFF_MS,
+      );
       open.push(w);
       continue;
     }

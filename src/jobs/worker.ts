@@ -36,7 +36,11 @@ export interface RunningWorker {
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   // Configuration errors first: they are the caller's one-line refusal, before anything starts.
-  const settings: BootSettings = { accounts: loadAccounts(config), databaseUrl: requireDatabaseUrl(config), redisUrl: requireRedisUrl(config) };
+  const settings: BootSettings = {
+    accounts: loadAccounts(config),
+    databaseUrl: requireDatabaseUrl(config),
+    redisUrl: requireRedisUrl(config),
+  };
   // Signals are taken from here on: a SIGTERM while connecting (a rollout, a supervisor stopping a
   // worker it just started) waits for boot to finish and then shuts down in order, instead of
   // killing the process on Node's default action.
@@ -58,7 +62,11 @@ interface BootSettings {
   redisUrl: string;
 }
 
-async function boot(config: Config, logger: Logger, { accounts, databaseUrl, redisUrl }: BootSettings): Promise<RunningWorker> {
+async function boot(
+  config: Config,
+  logger: Logger,
+  { accounts, databaseUrl, redisUrl }: BootSettings,
+): Promise<RunningWorker> {
   const prefix = config.worker.queuePrefix;
   const startedAt = new Date();
 
@@ -73,7 +81,8 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
   // one warning per outage and one line on recovery, not one line per attempt.
   const redisOutage = new OutageLog(logger, "redis", { probe: () => healthRedis.ping() });
   const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
-  const outageOf = (err: unknown) => (isDatabaseUnavailable(err) ? postgresOutage : isRedisUnavailable(err) ? redisOutage : undefined);
+  const outageOf = (err: unknown) =>
+    isDatabaseUnavailable(err) ? postgresOutage : isRedisUnavailable(err) ? redisOutage : undefined;
   const onRedisError = (source: Record<string, string>) => (err: Error) => {
     if (isRedisUnavailable(err)) redisOutage.failed(err);
     else logger.warn({ ...source, err: err.message }, "redis error");
@@ -82,7 +91,15 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
   const metrics = createMetrics();
   const clients = createAccountClients(config, accounts, redis, logger, metrics);
   const forceStop = new AbortController();
-  const ctx: WorkerContext = { config, db, redis, accounts: clients.runtimes, logger, metrics, forceStop: forceStop.signal };
+  const ctx: WorkerContext = {
+    config,
+    db,
+    redis,
+    accounts: clients.runtimes,
+    logger,
+    metrics,
+    forceStop: forceStop.signal,
+  };
 
   const queues = createQueues(redis, prefix);
   for (const q of Object.values(queues)) q.on("error", onRedisError({ queue: q.name }));
@@ -96,24 +113,35 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
 
   const processors: { [Q in QueueName]: Processor<JobData[Q]> } = {
     // The bills queue also carries each account's daily re-sweep and cross-check (low priority).
-    bills: (job) => (job.name === "resweep" ? processResweep(ctx, job) : job.name === "cross-check" ? processCrossCheck(ctx, job) : processBills(ctx, job)),
+    bills: (job) =>
+      job.name === "resweep"
+        ? processResweep(ctx, job)
+        : job.name === "cross-check"
+          ? processCrossCheck(ctx, job)
+          : processBills(ctx, job),
     snapshots: (job) => processSnapshots(ctx, job),
     backfill: (job, token) => processBackfillWindow(ctx, job, token, queues.backfill),
   };
   const workers = QUEUE_NAMES.map(
     (name) =>
-      new Worker(name, instrument(name, processors[name] as Processor<{ account: string }>, logger, metrics, outageOf) as (job: Job) => Promise<unknown>, {
-        connection: redis,
-        prefix,
-        // Jobs of different accounts run side by side; one account's bills never do (its lock).
-        concurrency: Math.max(1, accounts.length),
-        // A job whose process died is taken over after the lock lapses (BullMQ stalled-job recovery).
-        lockDuration: config.worker.jobLockDurationMs,
-        // Look for stalled jobs twice per lock duration: a dead process's job is taken over between
-        // 1 and 1.5 lock durations after its last renewal (with a check once per duration, up to 2).
-        stalledInterval: Math.max(1000, Math.floor(config.worker.jobLockDurationMs / 2)),
-        maxStalledCount: 5,
-      }),
+      new Worker(
+        name,
+        instrument(name, processors[name] as Processor<{ account: string }>, logger, metrics, outageOf) as (
+          job: Job,
+        ) => Promise<unknown>,
+        {
+          connection: redis,
+          prefix,
+          // Jobs of different accounts run side by side; one account's bills never do (its lock).
+          concurrency: Math.max(1, accounts.length),
+          // A job whose process died is taken over after the lock lapses (BullMQ stalled-job recovery).
+          lockDuration: config.worker.jobLockDurationMs,
+          // Look for stalled jobs twice per lock duration: a dead process's job is taken over between
+          // 1 and 1.5 lock durations after its last renewal (with a check once per duration, up to 2).
+          stalledInterval: Math.max(1000, Math.floor(config.worker.jobLockDurationMs / 2)),
+          maxStalledCount: 5,
+        },
+      ),
   );
   for (const w of workers) {
     w.on("error", (err) => {
@@ -140,7 +168,10 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
         lastSuccess: () =>
           postgresLastSuccess(
             (sql) => db.$queryRawUnsafe(sql),
-            accounts.flatMap((a) => [{ account: a.name, stream: "bills" }, ...a.coinIds.map((c) => ({ account: a.name, stream: `snapshots:${c}` }))]),
+            accounts.flatMap((a) => [
+              { account: a.name, stream: "bills" },
+              ...a.coinIds.map((c) => ({ account: a.name, stream: `snapshots:${c}` })),
+            ]),
           ),
         maxAgeMs: config.worker.healthMaxSyncAgeMs,
         startedAt,
@@ -153,7 +184,10 @@ async function boot(config: Config, logger: Logger, { accounts, databaseUrl, red
   let stopping: Promise<void> | undefined;
   const stop = (reason: string) =>
     (stopping ??= (async () => {
-      logger.info({ reason, timeoutMs: config.worker.shutdownTimeoutMs }, "shutting down: no new jobs; waiting for running ones");
+      logger.info(
+        { reason, timeoutMs: config.worker.shutdownTimeoutMs },
+        "shutting down: no new jobs; waiting for running ones",
+      );
       const closing = Promise.all(workers.map((w) => w.close()));
       const timer = setTimeout(() => {
         logger.warn("shutdown timeout: stopping running jobs at their next page (their committed progress is kept)");
@@ -204,7 +238,10 @@ function workerSignals(logger: Logger, timeoutMs: number): { booted(worker: Runn
     pending = reason;
     logger.info({ reason, timeoutMs }, "signal during start-up: shutting down once started");
     bootTimer = setTimeout(() => {
-      logger.error({ reason, timeoutMs }, "start-up did not finish within SHUTDOWN_TIMEOUT_MS of the signal: exiting without an ordered shutdown");
+      logger.error(
+        { reason, timeoutMs },
+        "start-up did not finish within SHUTDOWN_TIMEOUT_MS of the signal: exiting without an ordered shutdown",
+      );
       process.exit(1);
     }, timeoutMs);
   };
@@ -218,7 +255,10 @@ function workerSignals(logger: Logger, timeoutMs: number): { booted(worker: Runn
   };
   const unwatch = launchedThroughNpm(process.env)
     ? watchParent((was, now) => {
-        logger.warn({ parentPid: was, newParentPid: now }, "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM");
+        logger.warn(
+          { parentPid: was, newParentPid: now },
+          "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM",
+        );
         shutDown("parent gone");
       })
     : () => undefined;

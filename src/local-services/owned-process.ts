@@ -14,10 +14,16 @@ export const OWN_GROUP = { detached: true } as const;
  * setpriv), so that it stops if we die without stopping it, even by SIGKILL; and killed when this
  * process exits without stopping it (process.exit, an uncaught error).
  */
-export function spawnOwned(file: string, args: string[], options: SpawnOptions & { deathSignal: NodeJS.Signals }): { child: ChildProcess; disown(): void } {
+export function spawnOwned(
+  file: string,
+  args: string[],
+  options: SpawnOptions & { deathSignal: NodeJS.Signals },
+): { child: ChildProcess; disown(): void } {
   const { deathSignal, ...rest } = options;
   const spawnOptions: SpawnOptions = { ...rest, detached: true };
-  const child = hasSetpriv() ? spawn("setpriv", ["--pdeathsig", deathSignal, "--", file, ...args], spawnOptions) : spawn(file, args, spawnOptions);
+  const child = hasSetpriv()
+    ? spawn("setpriv", ["--pdeathsig", deathSignal, "--", file, ...args], spawnOptions)
+    : spawn(file, args, spawnOptions);
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
   return { child, disown: () => process.off("exit", killOnExit) };

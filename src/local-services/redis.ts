@@ -26,14 +26,31 @@ export function redisUnavailable(): string | undefined {
 
 export function ensureRedisServerInstalled(log: (line: string) => void = console.log): void {
   const why = redisUnavailable();
-  if (why) throw new LocalServiceError(why, "install it (Debian: sudo apt-get install -y redis-server), or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own");
+  if (why)
+    throw new LocalServiceError(
+      why,
+      "install it (Debian: sudo apt-get install -y redis-server), or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own",
+    );
   if (hasRedisServer()) return;
   log("installing redis-server with apt-get (not found on this machine)");
   try {
-    execFileSync("sh", ["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null"], { ...OWN_GROUP, stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync(
+      "sh",
+      [
+        "-c",
+        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null",
+      ],
+      { ...OWN_GROUP, stdio: ["ignore", "ignore", "pipe"] },
+    );
   } catch (err) {
-    const stderr = String((err as { stderr?: Buffer }).stderr ?? "").trim().split("\n").at(-1);
-    throw new LocalServiceError(`installing redis-server with apt-get failed (${stderr || (err as Error).message})`, "install it yourself, or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own");
+    const stderr = String((err as { stderr?: Buffer }).stderr ?? "")
+      .trim()
+      .split("\n")
+      .at(-1);
+    throw new LocalServiceError(
+      `installing redis-server with apt-get failed (${stderr || (err as Error).message})`,
+      "install it yourself, or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own",
+    );
   }
 }
 
@@ -41,7 +58,20 @@ export async function startRedisServer(log: (line: string) => void = console.log
   ensureRedisServerInstalled(log);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "ledger-sync-redis-"));
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction"];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--maxmemory-policy",
+    "noeviction",
+  ];
   const { child, disown } = spawnOwned("redis-server", args, { stdio: "ignore", deathSignal: "SIGTERM" });
   const failed = new Promise<never>((_, reject) => {
     child.once("error", (err) => reject(err));
@@ -53,7 +83,10 @@ export async function startRedisServer(log: (line: string) => void = console.log
     disown();
     child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
-    throw new LocalServiceError(`redis-server did not start on 127.0.0.1:${port} (${(err as Error).message})`, "run `redis-server --port 6390` by hand to see why, or set REDIS_URL (tests: TEST_REDIS_URL)");
+    throw new LocalServiceError(
+      `redis-server did not start on 127.0.0.1:${port} (${(err as Error).message})`,
+      "run `redis-server --port 6390` by hand to see why, or set REDIS_URL (tests: TEST_REDIS_URL)",
+    );
   }
   failed.catch(() => undefined);
   return {

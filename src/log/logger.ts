@@ -39,9 +39,20 @@ export function createLogger(level: string, { format, destination = process.stde
   const tty = (destination as { isTTY?: boolean }).isTTY === true;
   const out =
     (format ?? (tty ? "pretty" : "json")) === "pretty"
-      ? prettyDestination(destination, { colorize: tty && hasColors(destination), stacks: level === "debug" || level === "trace" })
+      ? prettyDestination(destination, {
+          colorize: tty && hasColors(destination),
+          stacks: level === "debug" || level === "trace",
+        })
       : (destination as DestinationStream);
-  return pino({ level, base: undefined, redact: { paths: REDACT, censor: "[redacted]" }, timestamp: pino.stdTimeFunctions.isoTime }, out);
+  return pino(
+    {
+      level,
+      base: undefined,
+      redact: { paths: REDACT, censor: "[redacted]" },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    out,
+  );
 }
 
 /** Node's answer for a terminal stream: it honours NO_COLOR, NODE_DISABLE_COLORS, FORCE_COLOR and TERM=dumb. */

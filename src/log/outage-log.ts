@@ -42,7 +42,10 @@ export class OutageLog {
     if (this.downSince !== undefined) return;
     this.downSince = this.lastFailure;
     this.errors = 1;
-    this.logger.warn({ dependency: this.what, err: message(err) }, `${this.what} unavailable: waiting for it to come back (further errors are counted, not logged)`);
+    this.logger.warn(
+      { dependency: this.what, err: message(err) },
+      `${this.what} unavailable: waiting for it to come back (further errors are counted, not logged)`,
+    );
     this.scheduleProbe();
   }
 

@@ -8,7 +8,24 @@ import type { DestinationStream } from "pino";
 import type { MessageFormatFunc } from "pino-pretty";
 
 /** The fields that place a line (who, what, which range, which try, why), in this order. */
-const FIELDS = ["account", "stream", "coinId", "queue", "job", "endpoint", "window", "from", "to", "attempt", "delayMs", "reason", "signal", "url", "err", "code"];
+const FIELDS = [
+  "account",
+  "stream",
+  "coinId",
+  "queue",
+  "job",
+  "endpoint",
+  "window",
+  "from",
+  "to",
+  "attempt",
+  "delayMs",
+  "reason",
+  "signal",
+  "url",
+  "err",
+  "code",
+];
 
 /** Shorter names on the line. */
 const LABELS: Record<string, string> = { coinId: "coin" };
@@ -66,8 +83,10 @@ function messageFormat(stacks: boolean): MessageFormatFunc {
 /** The text shown for `key`, or undefined to leave it out (absent, or not a short value). */
 function fieldValue(log: Record<string, unknown>, key: string): string | undefined {
   const value = log[key];
-  if (key === "err" && value !== null && typeof value === "object") return text((value as { message?: unknown }).message);
-  if (key === "code" && value === undefined && log.err !== null && typeof log.err === "object") return text((log.err as { code?: unknown }).code);
+  if (key === "err" && value !== null && typeof value === "object")
+    return text((value as { message?: unknown }).message);
+  if (key === "code" && value === undefined && log.err !== null && typeof log.err === "object")
+    return text((log.err as { code?: unknown }).code);
   if (key === "window" && value !== null && typeof value === "object") {
     const w = value as { from?: unknown; to?: unknown };
     return typeof w.from === "number" && typeof w.to === "number" ? `${iso(w.from)}..${iso(w.to)}` : undefined;
@@ -81,7 +100,9 @@ function fieldValue(log: Record<string, unknown>, key: string): string | undefin
 }
 
 function text(value: unknown): string | undefined {
-  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : undefined;
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+    ? String(value)
+    : undefined;
 }
 
 function iso(ms: number): string {
@@ -97,5 +118,7 @@ function quoted(value: string): string {
 
 /** Control characters as escapes: a message cannot break the line or send terminal escapes. */
 function escapeControl(s: string): string {
-  return s.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, (c) => (c === "\n" ? "\\n" : c === "\r" ? "\\r" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  return s.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, (c) =>
+    c === "\n" ? "\\n" : c === "\r" ? "\\r" : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

@@ -108,7 +108,9 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
         const now = (deps.now ?? (() => new Date()))();
         return rows.map((s) => streamCheck(s, now, deps.startedAt, deps.maxAgeMs));
       },
-      (err: unknown): HealthCheck[] => [{ name: "sync", ok: false, detail: `could not read last successes: ${describe(err)}` }],
+      (err: unknown): HealthCheck[] => [
+        { name: "sync", ok: false, detail: `could not read last successes: ${describe(err)}` },
+      ],
     ),
   ]);
   const checks = [redis, postgres, ...sync];
@@ -131,11 +133,19 @@ function toDate(v: unknown): Date | null {
  * committed window writes it). Pairs in `expected` without a row come back with `at: null`, so a
  * configured stream that never succeeded is reported too; rows of other pairs are kept.
  */
-export async function postgresLastSuccess(query: RawQuery, expected: readonly { account: string; stream: string }[] = []): Promise<LastSuccess[]> {
+export async function postgresLastSuccess(
+  query: RawQuery,
+  expected: readonly { account: string; stream: string }[] = [],
+): Promise<LastSuccess[]> {
   const rows = (await query(LAST_SUCCESS_SQL)) as Array<{ account_name: string; stream: string; updated_at: unknown }>;
-  const out: LastSuccess[] = rows.map((r) => ({ account: String(r.account_name), stream: String(r.stream), at: toDate(r.updated_at) }));
+  const out: LastSuccess[] = rows.map((r) => ({
+    account: String(r.account_name),
+    stream: String(r.stream),
+    at: toDate(r.updated_at),
+  }));
   for (const e of expected) {
-    if (!out.some((o) => o.account === e.account && o.stream === e.stream)) out.push({ account: e.account, stream: e.stream, at: null });
+    if (!out.some((o) => o.account === e.account && o.stream === e.stream))
+      out.push({ account: e.account, stream: e.stream, at: null });
   }
   return out;
 }

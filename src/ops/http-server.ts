@@ -40,7 +40,6 @@ export interface OpsServer {
 
 export const BULL_BOARD_PATH = "/queues";
 
-
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -69,7 +68,10 @@ export function createOpsApp(options: Omit<OpsServerOptions, "port" | "host" | "
       res.status(200).set("Content-Type", metrics.registry.contentType).send(body);
     } catch (err) {
       logger.error({ err: describe(err) }, "ops: collecting metrics failed");
-      res.status(500).type("text/plain").send(`collecting metrics failed: ${describe(err)}\n`);
+      res
+        .status(500)
+        .type("text/plain")
+        .send(`collecting metrics failed: ${describe(err)}\n`);
     }
   });
 
@@ -81,7 +83,10 @@ export function createOpsApp(options: Omit<OpsServerOptions, "port" | "host" | "
       report = { ok: false, checks: [{ name: "health", ok: false, detail: `health check failed: ${describe(err)}` }] };
     }
     if (!report.ok) logger.warn({ failing: report.checks.filter((c) => !c.ok) }, "ops: unhealthy");
-    res.status(report.ok ? 200 : 503).set("Cache-Control", "no-store").json(report);
+    res
+      .status(report.ok ? 200 : 503)
+      .set("Cache-Control", "no-store")
+      .json(report);
   });
 
   if (options.bullBoard && options.queues?.length) {
@@ -116,7 +121,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
 
   const address = server.address() as AddressInfo;
   const url = `http://${urlHost(address.address)}:${address.port}`;
-  options.logger.info({ url, bullBoard: Boolean(options.bullBoard && options.queues?.length) }, "ops: server listening");
+  options.logger.info(
+    { url, bullBoard: Boolean(options.bullBoard && options.queues?.length) },
+    "ops: server listening",
+  );
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -91,28 +91,73 @@ export class Metrics {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     const p = METRIC_PREFIX;
 
-    this.billsWrittenTotal = new Counter({ name: `${p}bills_written_total`, help: "New bills inserted.", labelNames: ["account"], registers });
-    this.billRevisionsTotal = new Counter({ name: `${p}bill_revisions_total`, help: "Revisions recorded: a stored bill the exchange re-sent with different content.", labelNames: ["account"], registers });
-    this.pagesFetchedTotal = new Counter({ name: `${p}pages_fetched_total`, help: "Pages fetched from the exchange.", labelNames: ["account", "endpoint"], registers });
+    this.billsWrittenTotal = new Counter({
+      name: `${p}bills_written_total`,
+      help: "New bills inserted.",
+      labelNames: ["account"],
+      registers,
+    });
+    this.billRevisionsTotal = new Counter({
+      name: `${p}bill_revisions_total`,
+      help: "Revisions recorded: a stored bill the exchange re-sent with different content.",
+      labelNames: ["account"],
+      registers,
+    });
+    this.pagesFetchedTotal = new Counter({
+      name: `${p}pages_fetched_total`,
+      help: "Pages fetched from the exchange.",
+      labelNames: ["account", "endpoint"],
+      registers,
+    });
     this.apiRequestDuration = new Histogram({
       name: `${p}api_request_duration_seconds`,
-      help: "Duration of exchange API requests; status is the HTTP status, or \"error\" when there was no response.",
+      help: 'Duration of exchange API requests; status is the HTTP status, or "error" when there was no response.',
       labelNames: ["endpoint", "status"],
       buckets: API_BUCKETS,
       registers,
     });
-    this.apiRateLimitedTotal = new Counter({ name: `${p}api_rate_limited_total`, help: "Exchange responses that said we were rate limited (HTTP 429 or its error code).", labelNames: ["account"], registers });
-    this.weightUsed = new Gauge({ name: `${p}weight_used`, help: "Request weight used in the current window of a budget.", labelNames: ["budget", "scope"], registers });
-    this.weightBudget = new Gauge({ name: `${p}weight_budget`, help: "Request weight allowed per window of a budget.", labelNames: ["budget", "scope"], registers });
+    this.apiRateLimitedTotal = new Counter({
+      name: `${p}api_rate_limited_total`,
+      help: "Exchange responses that said we were rate limited (HTTP 429 or its error code).",
+      labelNames: ["account"],
+      registers,
+    });
+    this.weightUsed = new Gauge({
+      name: `${p}weight_used`,
+      help: "Request weight used in the current window of a budget.",
+      labelNames: ["budget", "scope"],
+      registers,
+    });
+    this.weightBudget = new Gauge({
+      name: `${p}weight_budget`,
+      help: "Request weight allowed per window of a budget.",
+      labelNames: ["budget", "scope"],
+      registers,
+    });
     this.weightAllowance = new Gauge({
       name: `${p}weight_allowance`,
       help: "Request weight per window the client allows itself of a budget, lowered by 429s (other clients on the IP or UID) and regrown as requests are answered.",
       labelNames: ["budget", "scope"],
       registers,
     });
-    this.syncLagSeconds = new Gauge({ name: `${p}sync_lag_seconds`, help: "How far a stream's cursor is behind now, in seconds.", labelNames: ["account", "stream"], registers });
-    this.lastSuccessTimestamp = new Gauge({ name: `${p}last_success_timestamp_seconds`, help: "When a stream last completed a sync successfully (unix seconds).", labelNames: ["account", "stream"], registers });
-    this.jobFailuresTotal = new Counter({ name: `${p}job_failures_total`, help: "Jobs that failed (each failed attempt).", labelNames: ["queue", "job"], registers });
+    this.syncLagSeconds = new Gauge({
+      name: `${p}sync_lag_seconds`,
+      help: "How far a stream's cursor is behind now, in seconds.",
+      labelNames: ["account", "stream"],
+      registers,
+    });
+    this.lastSuccessTimestamp = new Gauge({
+      name: `${p}last_success_timestamp_seconds`,
+      help: "When a stream last completed a sync successfully (unix seconds).",
+      labelNames: ["account", "stream"],
+      registers,
+    });
+    this.jobFailuresTotal = new Counter({
+      name: `${p}job_failures_total`,
+      help: "Jobs that failed (each failed attempt).",
+      labelNames: ["queue", "job"],
+      registers,
+    });
     this.billLatenessSeconds = new Histogram({
       name: `${p}bill_lateness_seconds`,
       help: "How long after its creation a bill an incremental sync added was first stored (first_seen_at - created_at). Its high quantiles, less BILLS_INTERVAL_MS, are how late the exchange files bills: SYNC_LOOKBACK_MS must exceed that.",
@@ -120,18 +165,49 @@ export class Metrics {
       buckets: LATENESS_BUCKETS,
       registers,
     });
-    this.breaksHealedTotal = new Counter({ name: `${p}breaks_healed_total`, help: "Continuity breaks the worker healed by re-fetching the window around them (a bill filed late).", labelNames: ["account"], registers });
-    this.breaksOpenGauge = new Gauge({ name: `${p}breaks_open`, help: "Continuity breaks still open after the worker's last verify and healing.", labelNames: ["account"], registers });
-    this.jobDuration = new Histogram({ name: `${p}job_duration_seconds`, help: "Duration of job runs, by outcome.", labelNames: ["queue", "job", "outcome"], buckets: JOB_BUCKETS, registers });
-    this.queueJobs = new Gauge({ name: `${p}queue_jobs`, help: "Jobs in a queue, by state.", labelNames: ["queue", "state"], registers });
-    this.quarantinedRecords = new Gauge({ name: `${p}quarantined_records`, help: "Records held in quarantine.", labelNames: ["account"], registers });
+    this.breaksHealedTotal = new Counter({
+      name: `${p}breaks_healed_total`,
+      help: "Continuity breaks the worker healed by re-fetching the window around them (a bill filed late).",
+      labelNames: ["account"],
+      registers,
+    });
+    this.breaksOpenGauge = new Gauge({
+      name: `${p}breaks_open`,
+      help: "Continuity breaks still open after the worker's last verify and healing.",
+      labelNames: ["account"],
+      registers,
+    });
+    this.jobDuration = new Histogram({
+      name: `${p}job_duration_seconds`,
+      help: "Duration of job runs, by outcome.",
+      labelNames: ["queue", "job", "outcome"],
+      buckets: JOB_BUCKETS,
+      registers,
+    });
+    this.queueJobs = new Gauge({
+      name: `${p}queue_jobs`,
+      help: "Jobs in a queue, by state.",
+      labelNames: ["queue", "state"],
+      registers,
+    });
+    this.quarantinedRecords = new Gauge({
+      name: `${p}quarantined_records`,
+      help: "Records held in quarantine.",
+      labelNames: ["account"],
+      registers,
+    });
     this.verifyFailures = new Gauge({
       name: `${p}verify_failures`,
       help: "Failures the last verify found, per check (balance-continuity: breaks; others: failing subjects). 0 when the check passes.",
       labelNames: ["account", "check"],
       registers,
     });
-    this.verifyLastRun = new Gauge({ name: `${p}verify_last_run_timestamp_seconds`, help: "When the worker last verified an account (unix seconds).", labelNames: ["account"], registers });
+    this.verifyLastRun = new Gauge({
+      name: `${p}verify_last_run_timestamp_seconds`,
+      help: "When the worker last verified an account (unix seconds).",
+      labelNames: ["account"],
+      registers,
+    });
     this.exchangeFact = new Gauge({
       name: `${p}exchange_fact`,
       help: "What was learnt of how the exchange serves an account's bills: page_size, max_span_seconds, history_days, filter_offset_seconds; page_size_capped, start_inclusive, end_inclusive, has_next_page_trusted are 0/1. Absent: not learnt.",

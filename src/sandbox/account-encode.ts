@@ -12,7 +12,16 @@
 //   `amount`: older tests read it with JSON.parse and compare text;
 // - about 1 response in 20 (own seeded stream) carries one unknown field, in the account, the
 //   first collateral, a position or a fee setting, that clients must keep.
-import { COLLATERAL_FIELDS, FEE_FIELDS, LEVERAGE_FIELDS, MODE_FIELDS, POSITION_FIELDS, ACCOUNT_SCALARS_HEAD, ACCOUNT_SCALARS_TAIL, type Fields } from "./account-fields.ts";
+import {
+  COLLATERAL_FIELDS,
+  FEE_FIELDS,
+  LEVERAGE_FIELDS,
+  MODE_FIELDS,
+  POSITION_FIELDS,
+  ACCOUNT_SCALARS_HEAD,
+  ACCOUNT_SCALARS_TAIL,
+  type Fields,
+} from "./account-fields.ts";
 import { Prng } from "./prng.ts";
 import type { SandboxAccountState } from "./types.ts";
 
@@ -25,7 +34,14 @@ const EXTRAS: readonly string[] = [
   `"note":null`,
   `"is_hidden":false`,
 ];
-const INT_FIELDS = ["account.create_order_rate_limit_per_minute", "account.create_order_delay_milliseconds", "collateral.coin_id", "collateral.cross_contract_id", "position.coin_id", "position.contract_id"];
+const INT_FIELDS = [
+  "account.create_order_rate_limit_per_minute",
+  "account.create_order_delay_milliseconds",
+  "collateral.coin_id",
+  "collateral.cross_contract_id",
+  "position.coin_id",
+  "position.contract_id",
+];
 /** JSON number grammar (no leading zeros), so only such text may be written bare. */
 const JSON_INT = /^-?(0|[1-9]\d*)$/;
 const JSON_DEC = /^-?(0|[1-9]\d*)(\.\d+)?$/;
@@ -45,7 +61,10 @@ export class AccountEncoder {
     // Both spellings must occur whatever the seed.
     if (this.intAsNumber.size === 0) this.intAsNumber.add("position.contract_id");
     if (this.intAsNumber.size === INT_FIELDS.length) this.intAsNumber.delete("collateral.coin_id");
-    const groups: [RecordKind[], string][] = [[["fee", "leverage"], "fee.maker_fee_rate"], [["collateral", "position"], "position.leverage"]];
+    const groups: [RecordKind[], string][] = [
+      [["fee", "leverage"], "fee.maker_fee_rate"],
+      [["collateral", "position"], "position.leverage"],
+    ];
     for (const [kinds, fallback] of groups) {
       let any = false;
       for (const kind of kinds) {
@@ -63,8 +82,13 @@ export class AccountEncoder {
   encode(s: SandboxAccountState): string {
     const extra = this.drawExtra(s);
     const a = s.account as unknown as Record<string, unknown>;
-    const ext = (where: string, i: number): string | null => (extra !== null && extra.where === where && extra.index === i ? extra.text : null);
-    const map = (kind: RecordKind, list: readonly Record<string, unknown>[], extraOf: (i: number) => string | null): string =>
+    const ext = (where: string, i: number): string | null =>
+      extra !== null && extra.where === where && extra.index === i ? extra.text : null;
+    const map = (
+      kind: RecordKind,
+      list: readonly Record<string, unknown>[],
+      extraOf: (i: number) => string | null,
+    ): string =>
       `{${list.map((r, i) => `${JSON.stringify(String(r.contract_id))}:${this.record(kind, r, extraOf(i))}`).join(",")}}`;
     let acc = `{${this.fields("account", a, ACCOUNT_SCALARS_HEAD)}`;
     const dfs = s.account.default_fee_setting;
@@ -75,8 +99,12 @@ export class AccountEncoder {
     acc += `,${this.fields("account", a, ACCOUNT_SCALARS_TAIL)}`;
     const accExtra = ext("account", 0);
     acc += `${accExtra === null ? "" : `,${accExtra}`}}`;
-    const collateral = s.collateral.map((c, i) => this.record("collateral", c as unknown as Record<string, unknown>, ext("collateral", i), true));
-    const positions = s.positions.map((p, i) => this.record("position", p as unknown as Record<string, unknown>, ext("position", i)));
+    const collateral = s.collateral.map((c, i) =>
+      this.record("collateral", c as unknown as Record<string, unknown>, ext("collateral", i), true),
+    );
+    const positions = s.positions.map((p, i) =>
+      this.record("position", p as unknown as Record<string, unknown>, ext("position", i)),
+    );
     return `{"account":${acc},"collateral":[${collateral.join(",")}],"position":[${positions.join(",")}],"version":${JSON.stringify(s.version)}}`;
   }
 
@@ -85,8 +113,19 @@ export class AccountEncoder {
     const u = this.extraRng.u32();
     if (u % 20 !== 0) return null;
     const text = EXTRAS[(u >>> 16) % EXTRAS.length] as string;
-    const where = (["account", "collateral", "position", "fee"] as const)[(u >>> 8) % 4] as "account" | "collateral" | "position" | "fee";
-    const n = where === "collateral" ? s.collateral.length : where === "position" ? s.positions.length : where === "fee" ? s.account.fees.length : 1;
+    const where = (["account", "collateral", "position", "fee"] as const)[(u >>> 8) % 4] as
+      | "account"
+      | "collateral"
+      | "position"
+      | "fee";
+    const n =
+      where === "collateral"
+        ? s.collateral.length
+        : where === "position"
+          ? s.positions.length
+          : where === "fee"
+            ? s.account.fees.length
+            : 1;
     if (n === 0) return { where: "account", index: 0, text };
     return { where, index: (u >>> 20) % n, text };
   }
@@ -112,11 +151,17 @@ export class AccountEncoder {
 
 function fieldsOf(kind: RecordKind): Fields {
   switch (kind) {
-    case "fee": return FEE_FIELDS;
-    case "mode": return MODE_FIELDS;
-    case "leverage": return LEVERAGE_FIELDS;
-    case "collateral": return COLLATERAL_FIELDS;
-    case "position": return POSITION_FIELDS;
-    case "account": return [...ACCOUNT_SCALARS_HEAD, ...ACCOUNT_SCALARS_TAIL];
+    case "fee":
+      return FEE_FIELDS;
+    case "mode":
+      return MODE_FIELDS;
+    case "leverage":
+      return LEVERAGE_FIELDS;
+    case "collateral":
+      return COLLATERAL_FIELDS;
+    case "position":
+      return POSITION_FIELDS;
+    case "account":
+      return [...ACCOUNT_SCALARS_HEAD, ...ACCOUNT_SCALARS_TAIL];
   }
 }

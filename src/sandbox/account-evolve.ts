@@ -14,9 +14,15 @@ const LEVERAGES = ["5", "10", "20", "25", "50", "75", "100"];
 export function evolveStep(m: AccountModel, book: CoinBook, nowMs: number): void {
   if (book.coin === undefined) return; // a coin id the account holds nothing in: nothing moves
   const rng = book.rng;
-  const contracts = m.account.fees.map((f) => f.contract_id).filter((cid) => m.contracts.get(cid)?.coinId === book.coinId);
+  const contracts = m.account.fees
+    .map((f) => f.contract_id)
+    .filter((cid) => m.contracts.get(cid)?.coinId === book.coinId);
 
-  if (contracts.length > 0 && book.positions.length < MAX_POSITIONS && (rng.chance(0.25) || (book.positions.length === 0 && rng.chance(0.5)))) {
+  if (
+    contracts.length > 0 &&
+    book.positions.length < MAX_POSITIONS &&
+    (rng.chance(0.25) || (book.positions.length === 0 && rng.chance(0.5)))
+  ) {
     const cid = rng.pick(contracts);
     const side = rng.chance(0.55) ? "LONG" : "SHORT";
     const same = book.positions.find((p) => p.contract_id === cid && p.side === side);

@@ -132,7 +132,8 @@ export class HistoryCollateral {
   private sync(): void {
     const s = this.store;
     if (s.version === this.builtVersion && s.length === this.builtLength) return;
-    const appendedOnly = this.builtLength > 0 && s.length > this.builtLength && s.ids[this.builtLength - 1] === this.lastId;
+    const appendedOnly =
+      this.builtLength > 0 && s.length > this.builtLength && s.ids[this.builtLength - 1] === this.lastId;
     if (!appendedOnly) this.coins = [];
     for (let i = appendedOnly ? this.builtLength : 0; i < s.length; i++) {
       const c = s.coinCodes[i] as number;

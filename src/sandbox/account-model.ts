@@ -50,8 +50,15 @@ const SEQ_START = 9223372036854774900n;
 
 export function feeSetting(contractId: string, taker: string, maker: string): SandboxFeeSetting {
   return {
-    contract_id: contractId, is_set_fee_rate: true, taker_fee_rate: taker, maker_fee_rate: maker, is_set_fee_discount: false,
-    fee_discount: "1", is_set_taker_maker_fee_discount: false, taker_fee_discount: "1", maker_fee_discount: "1",
+    contract_id: contractId,
+    is_set_fee_rate: true,
+    taker_fee_rate: taker,
+    maker_fee_rate: maker,
+    is_set_fee_discount: false,
+    fee_discount: "1",
+    is_set_taker_maker_fee_discount: false,
+    taker_fee_discount: "1",
+    maker_fee_discount: "1",
   };
 }
 
@@ -68,27 +75,56 @@ export function nextSeq(m: AccountModel, rng: Prng): string {
 export function emptyCollateral(coinId: string, createdMs: string): SandboxCollateral {
   const z = "0";
   return {
-    account_id: ACCOUNT_ID, coin_id: coinId, margin_mode: "SHARED", cross_contract_id: "0", isolated_position_id: "0",
-    amount: z, pending_deposit_amount: z, pending_withdraw_amount: z, pending_transfer_in_amount: z, pending_transfer_out_amount: z,
-    is_liquidating: false, legacy_amount: z, cum_deposit_amount: z, cum_withdraw_amount: z, cum_transfer_in_amount: z,
-    cum_transfer_out_amount: z, cum_margin_move_in_amount: z, cum_margin_move_out_amount: z, cum_position_open_long_amount: z,
-    cum_position_open_short_amount: z, cum_position_close_long_amount: z, cum_position_close_short_amount: z,
-    cum_position_fill_fee_amount: z, cum_position_liquidate_fee_amount: z, cum_position_funding_amount: z,
-    cum_order_fill_fee_income_amount: z, cum_order_liquidate_fee_income_amount: z, created_time: createdMs, updated_time: createdMs,
+    account_id: ACCOUNT_ID,
+    coin_id: coinId,
+    margin_mode: "SHARED",
+    cross_contract_id: "0",
+    isolated_position_id: "0",
+    amount: z,
+    pending_deposit_amount: z,
+    pending_withdraw_amount: z,
+    pending_transfer_in_amount: z,
+    pending_transfer_out_amount: z,
+    is_liquidating: false,
+    legacy_amount: z,
+    cum_deposit_amount: z,
+    cum_withdraw_amount: z,
+    cum_transfer_in_amount: z,
+    cum_transfer_out_amount: z,
+    cum_margin_move_in_amount: z,
+    cum_margin_move_out_amount: z,
+    cum_position_open_long_amount: z,
+    cum_position_open_short_amount: z,
+    cum_position_close_long_amount: z,
+    cum_position_close_short_amount: z,
+    cum_position_fill_fee_amount: z,
+    cum_position_liquidate_fee_amount: z,
+    cum_position_funding_amount: z,
+    cum_order_fill_fee_income_amount: z,
+    cum_order_liquidate_fee_income_amount: z,
+    created_time: createdMs,
+    updated_time: createdMs,
   };
 }
 
 export function newBook(seed: number, coinId: string): CoinBook {
   const coin = Object.keys(COIN_IDS).find((c) => String(COIN_IDS[c]) === coinId);
   return {
-    coinId, coin, collateral: [], positions: [], rng: new Prng(seed, `account-evolution:${coinId}`),
-    version: 0n, fingerprint: "", lastDerived: null,
+    coinId,
+    coin,
+    collateral: [],
+    positions: [],
+    rng: new Prng(seed, `account-evolution:${coinId}`),
+    version: 0n,
+    fingerprint: "",
+    lastDerived: null,
   };
 }
 
 /** A plausible mark price: the first contract of a coin is BTC-like, the second ETH-like. */
 function drawContract(rng: Prng, coinId: string, rank: number): Contract {
-  const cents = rank === 0 ? rng.range(6_000_000, 10_000_000) : rank === 1 ? rng.range(200_000, 400_000) : rng.range(10, 20_000);
+  const cents =
+    rank === 0 ? rng.range(6_000_000, 10_000_000) : rank === 1 ? rng.range(200_000, 400_000) : rng.range(10, 20_000);
   const price = new Dec(cents).div(100);
   const sizeDecimals = price.gte(1000) ? 3 : price.gte(10) ? 2 : price.gte(1) ? 1 : 0;
   return { coinId, price, sizeDecimals };
@@ -103,14 +139,28 @@ export function createModel(seed: number, startMs: number): AccountModel {
   const rng = new Prng(seed, "account");
   const created = Math.max(0, startMs - rng.range(60, 400) * DAY_MS - rng.int(DAY_MS));
   const account: AccountPart = {
-    id: ACCOUNT_ID, user_id: USER_ID, client_account_id: "0", is_system_account: false, default_fee_setting: null,
-    fees: [], modes: [], leverages: [], create_order_rate_limit_per_minute: 600, create_order_delay_milliseconds: 0,
-    extra_type: "", extra_data_json: "", status: "NORMAL", created_time: String(created),
+    id: ACCOUNT_ID,
+    user_id: USER_ID,
+    client_account_id: "0",
+    is_system_account: false,
+    default_fee_setting: null,
+    fees: [],
+    modes: [],
+    leverages: [],
+    create_order_rate_limit_per_minute: 600,
+    create_order_delay_milliseconds: 0,
+    extra_type: "",
+    extra_data_json: "",
+    status: "NORMAL",
+    created_time: String(created),
     updated_time: String(created + rng.range(1, Math.max(1, startMs - created))),
   };
   const m: AccountModel = {
-    account, books: new Map(), contracts: new Map(),
-    seq: SEQ_START + BigInt(rng.int(100)), nextPositionId: 687001234567890123n + BigInt(rng.int(1_000_000)),
+    account,
+    books: new Map(),
+    contracts: new Map(),
+    seq: SEQ_START + BigInt(rng.int(100)),
+    nextPositionId: 687001234567890123n + BigInt(rng.int(1_000_000)),
   };
   for (const coin of COINS) {
     const coinId = String(COIN_IDS[coin]);
@@ -118,15 +168,28 @@ export function createModel(seed: number, startMs: number): AccountModel {
     const count = rng.range(3, 6);
     const offsets = new Set<number>([0]);
     while (offsets.size < count) offsets.add(rng.range(1, 60));
-    [...offsets].sort((a, b) => a - b).forEach((off, rank) => {
-      const cid = String(base + off);
-      m.contracts.set(cid, drawContract(rng, coinId, rank));
-      const cheap = rng.chance(0.25); // some contracts carry a negotiated lower rate
-      account.fees.push(feeSetting(cid, cheap ? "0.0005" : "0.0006", cheap ? "0.00015" : "0.0002"));
-      account.modes.push({ contract_id: cid, margin_mode: "SHARED", separated_mode: "COMBINED", position_mode: "HEDGE" });
-      const lev = rng.chance(0.8) ? "20" : rng.pick(["10", "25", "50"]);
-      account.leverages.push({ contract_id: cid, isolated_long_leverage: lev, isolated_short_leverage: lev, cross_leverage: lev, shared_leverage: lev });
-    });
+    [...offsets]
+      .sort((a, b) => a - b)
+      .forEach((off, rank) => {
+        const cid = String(base + off);
+        m.contracts.set(cid, drawContract(rng, coinId, rank));
+        const cheap = rng.chance(0.25); // some contracts carry a negotiated lower rate
+        account.fees.push(feeSetting(cid, cheap ? "0.0005" : "0.0006", cheap ? "0.00015" : "0.0002"));
+        account.modes.push({
+          contract_id: cid,
+          margin_mode: "SHARED",
+          separated_mode: "COMBINED",
+          position_mode: "HEDGE",
+        });
+        const lev = rng.chance(0.8) ? "20" : rng.pick(["10", "25", "50"]);
+        account.leverages.push({
+          contract_id: cid,
+          isolated_long_leverage: lev,
+          isolated_short_leverage: lev,
+          cross_leverage: lev,
+          shared_leverage: lev,
+        });
+      });
     const book = newBook(seed, coinId);
     book.collateral.push(emptyCollateral(coinId, account.created_time));
     m.books.set(coinId, book);

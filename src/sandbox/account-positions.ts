@@ -52,7 +52,14 @@ function feeOf(m: AccountModel, contractId: string, value: Dec): Dec {
 
 const plus = (text: string, d: Dec): string => decText(new Dec(text).plus(d));
 
-export function openPosition(m: AccountModel, book: CoinBook, rng: Prng, contractId: string, side: "LONG" | "SHORT", nowMs: number): SandboxPosition {
+export function openPosition(
+  m: AccountModel,
+  book: CoinBook,
+  rng: Prng,
+  contractId: string,
+  side: "LONG" | "SHORT",
+  nowMs: number,
+): SandboxPosition {
   const c = m.contracts.get(contractId) ?? { coinId: book.coinId, price: new Dec(100), sizeDecimals: 2 };
   const price = movePrice(rng, c);
   const size = sizeFor(c, rng.range(50, 8000));
@@ -64,12 +71,33 @@ export function openPosition(m: AccountModel, book: CoinBook, rng: Prng, contrac
   const t = String(nowMs);
   const z = "0";
   return {
-    id: m.nextPositionId.toString(), account_id: ACCOUNT_ID, coin_id: book.coinId, contract_id: contractId, side,
-    margin_mode: "SHARED", separated_mode: "COMBINED", separated_open_order_id: z, leverage, size: decText(size),
-    open_value: decText(value), open_fee: decText(fee), funding_fee: z, isolated_margin: z, is_auto_append_isolated_margin: false,
-    cum_open_size: decText(size), cum_open_value: decText(value), cum_open_fee: decText(fee), cum_close_size: z, cum_close_value: z,
-    cum_close_fee: z, cum_funding_fee: z, cum_liquidate_fee: z, created_match_sequence_id: seq, updated_match_sequence_id: seq,
-    created_time: t, updated_time: t,
+    id: m.nextPositionId.toString(),
+    account_id: ACCOUNT_ID,
+    coin_id: book.coinId,
+    contract_id: contractId,
+    side,
+    margin_mode: "SHARED",
+    separated_mode: "COMBINED",
+    separated_open_order_id: z,
+    leverage,
+    size: decText(size),
+    open_value: decText(value),
+    open_fee: decText(fee),
+    funding_fee: z,
+    isolated_margin: z,
+    is_auto_append_isolated_margin: false,
+    cum_open_size: decText(size),
+    cum_open_value: decText(value),
+    cum_open_fee: decText(fee),
+    cum_close_size: z,
+    cum_close_value: z,
+    cum_close_fee: z,
+    cum_funding_fee: z,
+    cum_liquidate_fee: z,
+    created_match_sequence_id: seq,
+    updated_match_sequence_id: seq,
+    created_time: t,
+    updated_time: t,
   };
 }
 
@@ -122,7 +150,9 @@ export function changePosition(m: AccountModel, rng: Prng, p: SandboxPosition, n
 export function seedPositions(m: AccountModel, rng: Prng, endMs: number): void {
   const all: SandboxPosition[] = [];
   for (const book of m.books.values()) {
-    const contracts = m.account.fees.map((f) => f.contract_id).filter((cid) => m.contracts.get(cid)?.coinId === book.coinId);
+    const contracts = m.account.fees
+      .map((f) => f.contract_id)
+      .filter((cid) => m.contracts.get(cid)?.coinId === book.coinId);
     const n = rng.range(1, 3);
     for (let i = 0; i < n && contracts.length > 0; i++) {
       const cid = rng.pick(contracts);
@@ -135,5 +165,6 @@ export function seedPositions(m: AccountModel, rng: Prng, endMs: number): void {
   }
   const limit = 9223372036854775808n; // 2^63
   if (m.seq < limit) m.seq = limit + BigInt(rng.int(100));
-  for (const p of all) changePosition(m, rng, p, Number(p.created_time) + rng.int(Math.max(1, endMs - Number(p.created_time))));
+  for (const p of all)
+    changePosition(m, rng, p, Number(p.created_time) + rng.int(Math.max(1, endMs - Number(p.created_time))));
 }

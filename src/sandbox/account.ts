@@ -125,7 +125,12 @@ export class AccountBook {
 
   /** The served state, not copied (callers copy or only read). */
   private view(b: CoinBook): SandboxAccountState {
-    return { version: b.version.toString(), account: this.model.account, collateral: b.collateral, positions: b.positions };
+    return {
+      version: b.version.toString(),
+      account: this.model.account,
+      collateral: b.collateral,
+      positions: b.positions,
+    };
   }
 }
 

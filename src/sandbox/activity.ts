@@ -85,7 +85,13 @@ export class AccountSim {
     for (let f = 0; f < fills; f++) {
       const part = 1 + this.rng.int(Math.max(1, Math.floor(s.notionalMax / fills)));
       added += part;
-      this.sink(s.coin, s.name, type, decimalText(this.rng, part, pickScale(this.rng), side === 0 ? -1 : 1), this.fee(part));
+      this.sink(
+        s.coin,
+        s.name,
+        type,
+        decimalText(this.rng, part, pickScale(this.rng), side === 0 ? -1 : 1),
+        this.fee(part),
+      );
     }
     this.setOpen(key, (this.notional[key] as number) + added);
     return fills;
@@ -102,7 +108,13 @@ export class AccountSim {
     const type: BusinessType = side === 0 ? "position_close_long" : "position_close_short";
     const part = Math.max(1, Math.floor(value / fills));
     for (let f = 0; f < fills; f++) {
-      this.sink(s.coin, s.name, type, decimalText(this.rng, part, pickScale(this.rng), side === 0 ? 1 : -1), this.fee(part));
+      this.sink(
+        s.coin,
+        s.name,
+        type,
+        decimalText(this.rng, part, pickScale(this.rng), side === 0 ? 1 : -1),
+        this.fee(part),
+      );
     }
     this.setOpen(key, full ? 0 : held - closing);
     return fills;
@@ -122,7 +134,13 @@ export class AccountSim {
     const s = this.symbols[symbolIndex] as SymbolInfo;
     const held = (this.notional[symbolIndex * 2 + side] as number) || s.notionalMax / 4;
     const sign = this.rng.chance(0.55) ? -1 : 1;
-    this.sink(s.coin, s.name, "position_funding", decimalText(this.rng, Math.max(1, Math.floor(held / 3000)), this.rng.range(4, 8), sign), "0");
+    this.sink(
+      s.coin,
+      s.name,
+      "position_funding",
+      decimalText(this.rng, Math.max(1, Math.floor(held / 3000)), this.rng.range(4, 8), sign),
+      "0",
+    );
   }
 
   /** A random event of 1..min(5, maxBills) bills (the caller puts them on one ms). */
@@ -142,7 +160,13 @@ export class AccountSim {
       // Margin moves belong to a position's symbol, in that symbol's coin.
       const s = anyOpen ? this.sym(rng.pick(this.openKeys)) : rng.pick(this.symbols);
       const inward = r < 0.125;
-      return this.simple(s.coin, s.name, inward ? "margin_move_in" : "margin_move_out", Math.max(2, s.notionalMax / 5), inward ? 1 : -1);
+      return this.simple(
+        s.coin,
+        s.name,
+        inward ? "margin_move_in" : "margin_move_out",
+        Math.max(2, s.notionalMax / 5),
+        inward ? 1 : -1,
+      );
     }
     if (r < 0.189) {
       const [type, sign] = rng.pick(TRACKING);

@@ -23,10 +23,13 @@ export function appendBill(h: History, input: NewBill, nowMs: number): SandboxBi
   const type = businessTypeIndex(businessType);
   if (type === undefined) throw new Error(`appendBill: unknown businessType ${JSON.stringify(businessType)}`);
   if (!isDecimalText(amount)) throw new Error(`appendBill: amount must be decimal text, got ${JSON.stringify(amount)}`);
-  if (!isDecimalText(fillFee)) throw new Error(`appendBill: fillFee must be decimal text, got ${JSON.stringify(fillFee)}`);
-  if (!Number.isSafeInteger(timeMs) || timeMs < 0) throw new Error(`appendBill: cTimeMs must be a non-negative integer, got ${timeMs}`);
+  if (!isDecimalText(fillFee))
+    throw new Error(`appendBill: fillFee must be decimal text, got ${JSON.stringify(fillFee)}`);
+  if (!Number.isSafeInteger(timeMs) || timeMs < 0)
+    throw new Error(`appendBill: cTimeMs must be a non-negative integer, got ${timeMs}`);
   if (s.coins.find(coin) === undefined && s.coins.list.length >= 255) throw new Error("appendBill: too many coins");
-  if (s.symbols.find(symbol) === undefined && s.symbols.list.length >= 65535) throw new Error("appendBill: too many symbols");
+  if (s.symbols.find(symbol) === undefined && s.symbols.list.length >= 65535)
+    throw new Error("appendBill: too many symbols");
   const coinCode = s.coins.code(coin);
   const pos = s.upperBound(timeMs);
   let previous = "0";

@@ -26,13 +26,22 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return s === undefined || s === "" ? undefined : s;
 }
 
-export function expectedSignature(secret: string, timestamp: string, r: Pick<SignedRequest, "method" | "path" | "query" | "body">): string {
+export function expectedSignature(
+  secret: string,
+  timestamp: string,
+  r: Pick<SignedRequest, "method" | "path" | "query" | "body">,
+): string {
   const prefix = timestamp + r.method.toUpperCase() + r.path + (r.query === "" ? "" : `?${r.query}`);
   return createHmac("sha256", secret).update(prefix, "utf8").update(r.body).digest("base64");
 }
 
 /** Returns null when the request is authentic; checks run in the exchange's error-code order. */
-export function checkAuth(r: SignedRequest, creds: SandboxCredentials, toleranceMs: number, nowMs: number): AuthError | null {
+export function checkAuth(
+  r: SignedRequest,
+  creds: SandboxCredentials,
+  toleranceMs: number,
+  nowMs: number,
+): AuthError | null {
   const key = header(r.headers, "access-key");
   const sign = header(r.headers, "access-sign");
   const ts = header(r.headers, "access-timestamp");
@@ -47,6 +56,7 @@ export function checkAuth(r: SignedRequest, creds: SandboxCredentials, tolerance
   if (pass !== creds.passphrase) return { code: "40012", msg: "apikey/password is incorrect" };
   const want = Buffer.from(expectedSignature(creds.apiSecret, ts, r));
   const got = Buffer.from(sign);
-  if (want.length !== got.length || !timingSafeEqual(want, got)) return { code: "40009", msg: "signature verification failed" };
+  if (want.length !== got.length || !timingSafeEqual(want, got))
+    return { code: "40009", msg: "signature verification failed" };
   return null;
 }

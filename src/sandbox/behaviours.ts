@@ -40,7 +40,8 @@ function wholeNumber(name: string, v: unknown, min: number, max = Number.MAX_SAF
 export function resolveBehaviours(o: SandboxOptions, billCount: number): Behaviours {
   let historyDays: number | null = null;
   if (o.historyDays !== undefined) {
-    if (typeof o.historyDays !== "number" || !Number.isFinite(o.historyDays) || o.historyDays <= 0) fail("historyDays", "a positive number of days", o.historyDays);
+    if (typeof o.historyDays !== "number" || !Number.isFinite(o.historyDays) || o.historyDays <= 0)
+      fail("historyDays", "a positive number of days", o.historyDays);
     historyDays = o.historyDays;
   }
   const maxSpanMs = o.maxSpanMs === undefined ? null : wholeNumber("maxSpanMs", o.maxSpanMs, 0);
@@ -48,7 +49,14 @@ export function resolveBehaviours(o: SandboxOptions, billCount: number): Behavio
   if (refusalStatus !== 200 && refusalStatus !== 400) fail("refusalStatus", "200 or 400", refusalStatus);
   const pageCap = o.pageCap === undefined ? null : wholeNumber("pageCap", o.pageCap, 1, 100);
   const hasNext = o.hasNext ?? "honest";
-  if (!HAS_NEXT_MODES.includes(hasNext)) fail("hasNext", HAS_NEXT_MODES.map((m) => `"${m}"`).join(", ").replace(/, ([^,]*)$/, " or $1"), hasNext);
+  if (!HAS_NEXT_MODES.includes(hasNext))
+    fail(
+      "hasNext",
+      HAS_NEXT_MODES.map((m) => `"${m}"`)
+        .join(", ")
+        .replace(/, ([^,]*)$/, " or $1"),
+      hasNext,
+    );
   const filterSkewMs = o.filterSkewMs === undefined ? 0 : wholeNumber("filterSkewMs", o.filterSkewMs, 0);
   const unknownTypes = o.unknownTypes === undefined ? 0 : wholeNumber("unknownTypes", o.unknownTypes, 0);
   if (unknownTypes > billCount) fail("unknownTypes", `at most billCount (${billCount})`, unknownTypes);
@@ -72,7 +80,8 @@ export function checkCoTenant(c: CoTenant | null): CoTenant | null {
   if (c === null) return null;
   if (typeof c !== "object") fail("coTenant", "an object { uidWeightPerSec, requestWeight? } or null", c);
   const rate = c.uidWeightPerSec;
-  if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0) fail("coTenant.uidWeightPerSec", "a number > 0", rate);
+  if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0)
+    fail("coTenant.uidWeightPerSec", "a number > 0", rate);
   if (c.requestWeight !== undefined) wholeNumber("coTenant.requestWeight", c.requestWeight, 1);
   return c;
 }
@@ -107,13 +116,18 @@ export function refusalMessage(b: Behaviours): string {
 export function refusal(b: Behaviours, q: BillsQuery, nowMs: number): string | null {
   const horizon = horizonMs(b, nowMs);
   if (horizon !== null && q.startTime !== null && q.startTime < horizon) return refusalMessage(b);
-  if (b.maxSpanMs !== null && q.startTime !== null && q.endTime !== null && q.endTime - q.startTime > b.maxSpanMs) return refusalMessage(b);
+  if (b.maxSpanMs !== null && q.startTime !== null && q.endTime !== null && q.endTime - q.startTime > b.maxSpanMs)
+    return refusalMessage(b);
   return null;
 }
 
 /** The page as served: cut to pageCap (the first N of the ordering's selection), and the
  *  hasNextPage value to write (undefined = leave the key out). */
-export function shapePage(b: Behaviours, positions: number[], hasNextPage: boolean): { positions: number[]; hasNextPage: boolean | undefined } {
+export function shapePage(
+  b: Behaviours,
+  positions: number[],
+  hasNextPage: boolean,
+): { positions: number[]; hasNextPage: boolean | undefined } {
   let page = positions;
   let more = hasNextPage;
   if (b.pageCap !== null && page.length > b.pageCap) {

@@ -3,7 +3,10 @@
 import { DEFAULT_SANDBOX_CREDENTIALS, type SandboxCredentials } from "./types.ts";
 
 /** EXCHANGE_API_KEY/SECRET/PASSPHRASE (and EXCHANGE_BASE_URL when a URL is given). */
-export function sandboxExchangeEnv(url?: string, credentials: SandboxCredentials = DEFAULT_SANDBOX_CREDENTIALS): Record<string, string> {
+export function sandboxExchangeEnv(
+  url?: string,
+  credentials: SandboxCredentials = DEFAULT_SANDBOX_CREDENTIALS,
+): Record<string, string> {
   return {
     ...(url === undefined ? {} : { EXCHANGE_BASE_URL: url }),
     EXCHANGE_API_KEY: credentials.apiKey,

@@ -69,7 +69,11 @@ export function encodeItem(store: BillStore, i: number): string {
 }
 
 /** `hasNextPage` undefined leaves the key out (switch hasNext "absent"). */
-export function encodeBillsPage(store: BillStore, positions: readonly number[], hasNextPage: boolean | undefined): string {
+export function encodeBillsPage(
+  store: BillStore,
+  positions: readonly number[],
+  hasNextPage: boolean | undefined,
+): string {
   const items = positions.map((p) => encodeItem(store, p));
   return `{${hasNextPage === undefined ? "" : `"hasNextPage":${hasNextPage},`}"items":[${items.join(",")}]}`;
 }

@@ -17,12 +17,15 @@ export class FaultInjector {
   }
 
   set(config: FaultConfig): void {
-    if (!(config.rate >= 0 && config.rate <= 1)) throw new Error(`sandbox: fault rate must be within 0..1, got ${config.rate}`);
+    if (!(config.rate >= 0 && config.rate <= 1))
+      throw new Error(`sandbox: fault rate must be within 0..1, got ${config.rate}`);
     const kinds = config.kinds ?? [...ALL_FAULT_KINDS];
-    for (const k of kinds) if (!ALL_FAULT_KINDS.includes(k)) throw new Error(`sandbox: unknown fault kind ${JSON.stringify(k)}`);
+    for (const k of kinds)
+      if (!ALL_FAULT_KINDS.includes(k)) throw new Error(`sandbox: unknown fault kind ${JSON.stringify(k)}`);
     if (kinds.length === 0 && config.rate > 0) throw new Error("sandbox: fault kinds must not be empty");
     const order = config.order ?? "random";
-    if (order !== "random" && order !== "cycle") throw new Error(`sandbox: fault order must be "random" or "cycle", got ${JSON.stringify(order)}`);
+    if (order !== "random" && order !== "cycle")
+      throw new Error(`sandbox: fault order must be "random" or "cycle", got ${JSON.stringify(order)}`);
     this.rate = config.rate;
     this.kinds = [...kinds];
     this.order = order;

@@ -78,7 +78,16 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
     }
   }
   if (endpoint === "income") {
-    const r = serveIncome({ store: ctx.store, behaviours: ctx.behaviours, ordering: ctx.incomeOrdering, hidden: union(ctx.hidden, ctx.hiddenOn.v3) }, call.body.toString("utf8"), now);
+    const r = serveIncome(
+      {
+        store: ctx.store,
+        behaviours: ctx.behaviours,
+        ordering: ctx.incomeOrdering,
+        hidden: union(ctx.hidden, ctx.hiddenOn.v3),
+      },
+      call.body.toString("utf8"),
+      now,
+    );
     return { ...r, contentType: JSON_TYPE };
   }
   return endpoint === "bills" ? bills(ctx, call, now) : account(ctx, call);
@@ -96,8 +105,15 @@ function bills(ctx: HandlerContext, call: IncomingCall, now: number): Reply {
   const query = b.ignoreTimeFilter ? { ...q.value, startTime: null, endTime: null } : q.value;
   const view = ctx.filterTimes?.view() ?? null;
   const hidden = union(ctx.hidden, ctx.hiddenOn.v2);
-  const isHidden = hidden.size === 0 ? undefined : (p: number) => hidden.has(ctx.store.ids[view === null ? p : (view.axis.origin[p] as number)] as bigint);
-  const sel = selectBills(view?.axis ?? ctx.store, view?.indexes ?? ctx.indexes, query, { ...ctx, minTime: horizonMs(b, now), isHidden });
+  const isHidden =
+    hidden.size === 0
+      ? undefined
+      : (p: number) => hidden.has(ctx.store.ids[view === null ? p : (view.axis.origin[p] as number)] as bigint);
+  const sel = selectBills(view?.axis ?? ctx.store, view?.indexes ?? ctx.indexes, query, {
+    ...ctx,
+    minTime: horizonMs(b, now),
+    isHidden,
+  });
   const positions = view === null ? sel.positions : sel.positions.map((j) => view.axis.origin[j] as number);
   const page = shapePage(b, positions, sel.hasNextPage);
   return { status: 200, body: encodeBillsPage(ctx.store, page.positions, page.hasNextPage), contentType: JSON_TYPE };

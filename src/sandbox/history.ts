@@ -64,7 +64,9 @@ export function generateHistory(o: HistoryOptions): History {
   const forced = o.bursts > 0 ? symbols.length * 2 : 0;
   const minRegular = o.bursts > 0 ? forced + COINS.length : 0;
   if (regular < minRegular) {
-    throw new Error(`sandbox: billCount ${o.billCount} too small for ${special} burst bills (need >= ${special + minRegular})`);
+    throw new Error(
+      `sandbox: billCount ${o.billCount} too small for ${special} burst bills (need >= ${special + minRegular})`,
+    );
   }
 
   // Slot times, uniform then sorted (typed-array sort is numeric).
@@ -76,14 +78,21 @@ export function generateHistory(o: HistoryOptions): History {
   // Burst instants: settlement instants after the forced openings, evenly spread.
   const afterForced = regular > 0 ? (slots[Math.min(regular - 1, forced + COINS.length)] as number) : o.startMs;
   const candidates: number[] = [];
-  for (let t = Math.ceil((afterForced + 1) / FUNDING_INTERVAL_MS) * FUNDING_INTERVAL_MS; t < o.endMs; t += FUNDING_INTERVAL_MS) {
+  for (
+    let t = Math.ceil((afterForced + 1) / FUNDING_INTERVAL_MS) * FUNDING_INTERVAL_MS;
+    t < o.endMs;
+    t += FUNDING_INTERVAL_MS
+  ) {
     candidates.push(t);
   }
   if (candidates.length < o.bursts) {
-    throw new Error(`sandbox: only ${candidates.length} funding instants available for ${o.bursts} bursts; widen startMs..endMs`);
+    throw new Error(
+      `sandbox: only ${candidates.length} funding instants available for ${o.bursts} bursts; widen startMs..endMs`,
+    );
   }
   const burstTimes: number[] = [];
-  for (let b = 0; b < o.bursts; b++) burstTimes.push(candidates[Math.floor(((b + 0.5) * candidates.length) / o.bursts)] as number);
+  for (let b = 0; b < o.bursts; b++)
+    burstTimes.push(candidates[Math.floor(((b + 0.5) * candidates.length) / o.bursts)] as number);
   let unsplittableMs: number | null = null;
   if (o.unsplittableBurst) {
     if (o.endMs - o.startMs < 16) throw new Error("sandbox: unsplittableBurst needs endMs - startMs >= 16");
@@ -92,7 +101,10 @@ export function generateHistory(o: HistoryOptions): History {
     const phase = unsplittableMs % FUNDING_INTERVAL_MS;
     if (phase <= 1 || phase === FUNDING_INTERVAL_MS - 1) unsplittableMs += 3;
   }
-  const specials = [...burstTimes.map((t) => ({ t, burst: true })), ...(unsplittableMs === null ? [] : [{ t: unsplittableMs, burst: false }])];
+  const specials = [
+    ...burstTimes.map((t) => ({ t, burst: true })),
+    ...(unsplittableMs === null ? [] : [{ t: unsplittableMs, burst: false }]),
+  ];
   specials.sort((a, b) => a.t - b.t);
   const specialMs = new Set(specials.map((s) => s.t));
   const burstMs = new Set(burstTimes);
@@ -105,7 +117,17 @@ export function generateHistory(o: HistoryOptions): History {
     id = id < FIRST_BILL_ID ? FIRST_BILL_ID : nextId(idRng, id);
     const coinCode = store.coins.code(coin);
     const typeCode = businessTypeIndex(type) as number;
-    store.push(at, id, coinCode, store.symbols.code(symbol), typeCode, drawEncoding(encRng), amount, balances.add(coinCode, amount), fillFee);
+    store.push(
+      at,
+      id,
+      coinCode,
+      store.symbols.code(symbol),
+      typeCode,
+      drawEncoding(encRng),
+      amount,
+      balances.add(coinCode, amount),
+      fillFee,
+    );
     sim.note(coin, amount);
   };
   const sim = new AccountSim(rng, symbols, maxOpen, sink);
@@ -147,7 +169,8 @@ export function generateHistory(o: HistoryOptions): History {
       i += k % 2 === 0 ? sim.open(idx, 0, 1) : sim.close(idx * 2, 1, true);
     } else i += sim.randomEvent(regular - i);
   }
-  if (store.length !== o.billCount) throw new Error(`sandbox: generated ${store.length} bills, expected ${o.billCount}`);
+  if (store.length !== o.billCount)
+    throw new Error(`sandbox: generated ${store.length} bills, expected ${o.billCount}`);
   return { store, idRng, encRng, burstTimes, unsplittableMs };
 }
 

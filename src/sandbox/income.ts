@@ -47,7 +47,8 @@ export function serveIncome(ctx: IncomeContext, raw: string, now: number): Incom
   if (typeof parsed === "string") return error(400, "40009", parsed);
   const q = parsed;
   if (q.limit < 1 || q.limit > 100) return error(400, "-1140", "limit out of range");
-  if (q.startTime !== null && q.endTime !== null && q.startTime > q.endTime) return error(400, "-1171", "startTime must be before endTime");
+  if (q.startTime !== null && q.endTime !== null && q.startTime > q.endTime)
+    return error(400, "-1171", "startTime must be before endTime");
   const b = ctx.behaviours;
   const end = q.endTime ?? now;
   const start = q.startTime ?? (q.endTime !== null ? q.endTime - END_ALONE_SPAN_MS : null);
@@ -63,7 +64,10 @@ export function serveIncome(ctx: IncomeContext, raw: string, now: number): Incom
   const more = positions.length > cap;
   const page = more ? positions.slice(0, cap) : positions;
   const lastPos = page.at(-1);
-  const nextKey = more && lastPos !== undefined ? `{"nextKeyId":${idText(ctx.store, lastPos)},"nextKeyTime":${timeText(ctx.store, lastPos)}}` : "null";
+  const nextKey =
+    more && lastPos !== undefined
+      ? `{"nextKeyId":${idText(ctx.store, lastPos)},"nextKeyTime":${timeText(ctx.store, lastPos)}}`
+      : "null";
   const items = page.map((p) => encodeIncomeItem(ctx.store, p));
   return { status: 200, body: `{"hasNextPage":${more},"nextKey":${nextKey},"items":[${items.join(",")}]}` };
 }
@@ -89,7 +93,8 @@ export function parseIncomeQuery(raw: string, extraTypes: readonly string[]): In
     else texts[key] = v;
   }
   const type = texts.incomeType ?? null;
-  if (type !== null && businessTypeIndex(type) === undefined && !extraTypes.includes(type)) return `incomeType ${JSON.stringify(type)} is not supported`;
+  if (type !== null && businessTypeIndex(type) === undefined && !extraTypes.includes(type))
+    return `incomeType ${JSON.stringify(type)} is not supported`;
   const ints: Record<string, number | null> = {};
   for (const key of ["startTime", "endTime", "limit", "nextKeyTime"]) {
     const v = o[key];

@@ -99,7 +99,10 @@ export class WeightLimiter {
     this.accrue(now);
     const ip = this.window(this.ip, ipKey, now);
     const uid = this.window(this.uid, uidKey, now);
-    if (this.limits !== null && (ip.sum + ipWeight > this.limits.ipWeight || uid.sum + uidWeight > this.limits.uidWeight)) {
+    if (
+      this.limits !== null &&
+      (ip.sum + ipWeight > this.limits.ipWeight || uid.sum + uidWeight > this.limits.uidWeight)
+    ) {
       if (this.chargeRefused) {
         ip.add(now, ipWeight);
         uid.add(now, uidWeight);

@@ -9,7 +9,19 @@ import type { Ordering } from "./types.ts";
 
 /** What selection reads: the time-sorted store, or a re-ordered view of it (skew.ts), whose
  *  positions the caller maps back to store positions. */
-export type BillAxis = Pick<BillStore, "length" | "times" | "coinCodes" | "symbolCodes" | "typeCodes" | "coins" | "symbols" | "version" | "lowerBound" | "upperBound">;
+export type BillAxis = Pick<
+  BillStore,
+  | "length"
+  | "times"
+  | "coinCodes"
+  | "symbolCodes"
+  | "typeCodes"
+  | "coins"
+  | "symbols"
+  | "version"
+  | "lowerBound"
+  | "upperBound"
+>;
 
 export interface BillsQuery {
   coin: string | null;
@@ -55,7 +67,8 @@ export function parseBillsQuery(raw: string, extraTypes: readonly string[] = [])
       return { ok: false, msg: "request body is not valid JSON" };
     }
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return { ok: false, msg: "request body must be a JSON object" };
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    return { ok: false, msg: "request body must be a JSON object" };
   const b = body as Record<string, unknown>;
   const coin = text(b, "coin");
   if (!coin.ok) return coin;
@@ -63,7 +76,11 @@ export function parseBillsQuery(raw: string, extraTypes: readonly string[] = [])
   if (!symbol.ok) return symbol;
   const businessType = text(b, "businessType");
   if (!businessType.ok) return businessType;
-  if (businessType.value !== null && businessTypeIndex(businessType.value) === undefined && !extraTypes.includes(businessType.value)) {
+  if (
+    businessType.value !== null &&
+    businessTypeIndex(businessType.value) === undefined &&
+    !extraTypes.includes(businessType.value)
+  ) {
     return { ok: false, msg: `businessType ${JSON.stringify(businessType.value)} is not supported` };
   }
   const startTime = integer(b, "startTime");
@@ -76,7 +93,14 @@ export function parseBillsQuery(raw: string, extraTypes: readonly string[] = [])
   if (lim < 1 || lim > MAX_LIMIT) return { ok: false, msg: `limit must be an integer between 1 and ${MAX_LIMIT}` };
   return {
     ok: true,
-    value: { coin: coin.value, symbol: symbol.value, businessType: businessType.value, startTime: startTime.value, endTime: endTime.value, limit: lim },
+    value: {
+      coin: coin.value,
+      symbol: symbol.value,
+      businessType: businessType.value,
+      startTime: startTime.value,
+      endTime: endTime.value,
+      limit: lim,
+    },
   };
 }
 
@@ -164,15 +188,22 @@ export function selectBills(store: BillAxis, indexes: FilterIndexes, q: BillsQue
   let lo = 0;
   let hi = size;
   if (q.startTime !== null) {
-    lo = idx === null
-      ? (o.startInclusive ? store.lowerBound(q.startTime) : store.upperBound(q.startTime))
-      : bound(store, idx, q.startTime, !o.startInclusive);
+    lo =
+      idx === null
+        ? o.startInclusive
+          ? store.lowerBound(q.startTime)
+          : store.upperBound(q.startTime)
+        : bound(store, idx, q.startTime, !o.startInclusive);
   }
-  if (o.minTime != null) lo = Math.max(lo, idx === null ? store.lowerBound(o.minTime) : bound(store, idx, o.minTime, false));
+  if (o.minTime != null)
+    lo = Math.max(lo, idx === null ? store.lowerBound(o.minTime) : bound(store, idx, o.minTime, false));
   if (q.endTime !== null) {
-    hi = idx === null
-      ? (o.endInclusive ? store.upperBound(q.endTime) : store.lowerBound(q.endTime))
-      : bound(store, idx, q.endTime, o.endInclusive);
+    hi =
+      idx === null
+        ? o.endInclusive
+          ? store.upperBound(q.endTime)
+          : store.lowerBound(q.endTime)
+        : bound(store, idx, q.endTime, o.endInclusive);
   }
   if (hi <= lo) return { positions: [], hasNextPage: false };
   if (o.isHidden) return selectVisible(lo, hi, at, q.limit, o);

@@ -15,7 +15,16 @@ import { INCOME_ORDERINGS } from "./income.ts";
 import { FilterIndexes } from "./query.ts";
 import { FilterTimes } from "./skew.ts";
 import { applyUnknownTypes } from "./unknown-types.ts";
-import { ACCOUNT_PATH, BILLS_PATH, INCOME_PATH, DEFAULT_SANDBOX_CREDENTIALS, type FaultKind, type Sandbox, type SandboxOptions, type SandboxStats } from "./types.ts";
+import {
+  ACCOUNT_PATH,
+  BILLS_PATH,
+  INCOME_PATH,
+  DEFAULT_SANDBOX_CREDENTIALS,
+  type FaultKind,
+  type Sandbox,
+  type SandboxOptions,
+  type SandboxStats,
+} from "./types.ts";
 
 const DAY_MS = 86_400_000;
 const MAX_BODY_BYTES = 64 * 1024;
@@ -23,7 +32,20 @@ const ORDERINGS = ["asc", "desc", "newest-shuffled"];
 const ACCOUNT_EVOLUTIONS = ["per-request", "manual"];
 
 function emptyStats(): SandboxStats {
-  return { requests: 0, byStatus: {}, faultsInjected: 0, faultsByKind: {}, rateLimited: 0, billsRequests: 0, incomeRequests: 0, accountRequests: 0, maxIpWeightInWindow: 0, maxUidWeightInWindow: 0, coTenantRequests: 0, coTenantRefused: 0 };
+  return {
+    requests: 0,
+    byStatus: {},
+    faultsInjected: 0,
+    faultsByKind: {},
+    rateLimited: 0,
+    billsRequests: 0,
+    incomeRequests: 0,
+    accountRequests: 0,
+    maxIpWeightInWindow: 0,
+    maxUidWeightInWindow: 0,
+    coTenantRequests: 0,
+    coTenantRefused: 0,
+  };
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -32,9 +54,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const ordering = options.ordering ?? "desc";
   if (!ORDERINGS.includes(ordering)) throw new Error(`sandbox: unknown ordering ${JSON.stringify(ordering)}`);
   const incomeOrdering = options.incomeOrdering ?? "desc";
-  if (!INCOME_ORDERINGS.includes(incomeOrdering)) throw new Error(`sandbox: incomeOrdering must be "desc" or "asc", got ${JSON.stringify(incomeOrdering)}`);
+  if (!INCOME_ORDERINGS.includes(incomeOrdering))
+    throw new Error(`sandbox: incomeOrdering must be "desc" or "asc", got ${JSON.stringify(incomeOrdering)}`);
   const accountEvolution = options.accountEvolution ?? "per-request";
-  if (!ACCOUNT_EVOLUTIONS.includes(accountEvolution)) throw new Error(`sandbox: unknown accountEvolution ${JSON.stringify(accountEvolution)}`);
+  if (!ACCOUNT_EVOLUTIONS.includes(accountEvolution))
+    throw new Error(`sandbox: unknown accountEvolution ${JSON.stringify(accountEvolution)}`);
   const startMs = options.startMs ?? now - 30 * DAY_MS;
   const endMs = options.endMs ?? now;
   const billCount = options.billCount ?? 5000;
@@ -51,7 +75,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   applyUnknownTypes(history, seed, behaviours.unknownTypes);
   const store = history.store;
   const filterTimes = behaviours.filterSkewMs > 0 ? new FilterTimes(store, seed, behaviours.filterSkewMs) : null;
-  const limiter = new WeightLimiter(options.limits === undefined ? { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } : options.limits, checkChargeRefused(options.chargeRefused));
+  const limiter = new WeightLimiter(
+    options.limits === undefined ? { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } : options.limits,
+    checkChargeRefused(options.chargeRefused),
+  );
   const primaryKey = (options.credentials ?? DEFAULT_SANDBOX_CREDENTIALS).apiKey;
   limiter.setCoTenant(checkCoTenant(options.coTenant ?? null), primaryKey, now);
   const faults = new FaultInjector(seed, options.faults);
@@ -84,11 +111,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   };
   const finish = (call: IncomingCall, started: number, outcome: string, fault: FaultKind | null): void => {
     count(outcome);
-    log?.(`${call.method} ${call.path}${call.query === "" ? "" : `?${call.query}`} -> ${outcome} ${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`);
+    log?.(
+      `${call.method} ${call.path}${call.query === "" ? "" : `?${call.query}`} -> ${outcome} ${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`,
+    );
   };
-  const send = (res: ServerResponse, call: IncomingCall, started: number, reply: Reply, fault: FaultKind | null): void => {
+  const send = (
+    res: ServerResponse,
+    call: IncomingCall,
+    started: number,
+    reply: Reply,
+    fault: FaultKind | null,
+  ): void => {
     const body = Buffer.from(reply.body, "utf8");
-    res.writeHead(reply.status, { "Content-Type": `${reply.contentType}; charset=utf-8`, "Content-Length": body.length, ...reply.headers });
+    res.writeHead(reply.status, {
+      "Content-Type": `${reply.contentType}; charset=utf-8`,
+      "Content-Length": body.length,
+      ...reply.headers,
+    });
     res.end(body);
     finish(call, started, String(reply.status), fault);
   };
@@ -119,12 +158,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         return send(res, call, started, handle(ctx, call, true), null);
       case "429":
       case "429-retry-after":
-        return send(res, call, started, {
-          status: 429,
-          body: TOO_MANY_REQUESTS_BODY,
-          contentType: "application/json",
-          ...(fault === "429-retry-after" ? { headers: { "Retry-After": "1" } } : {}),
-        }, fault);
+        return send(
+          res,
+          call,
+          started,
+          {
+            status: 429,
+            body: TOO_MANY_REQUESTS_BODY,
+            contentType: "application/json",
+            ...(fault === "429-retry-after" ? { headers: { "Retry-After": "1" } } : {}),
+          },
+          fault,
+        );
       case "500-html":
       case "502-html":
       case "503-html": {
@@ -137,7 +182,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         // The real answer (no weight charged), cut roughly in half with a matching
         // Content-Length: the HTTP exchange completes; the JSON does not parse.
         const full = handle(ctx, call, false).body;
-        return send(res, call, started, { status: 200, body: full.slice(0, Math.max(1, Math.floor(full.length / 2))), contentType: "application/json" }, fault);
+        return send(
+          res,
+          call,
+          started,
+          {
+            status: 200,
+            body: full.slice(0, Math.max(1, Math.floor(full.length / 2))),
+            contentType: "application/json",
+          },
+          fault,
+        );
       }
       case "stall": {
         const timer = setTimeout(() => {
@@ -201,7 +256,15 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     evolveAccount: (coinId) => ctx.accounts.evolve(coinId),
     retrievableFromMs: () => horizonMs(behaviours, Date.now()) ?? undefined,
     filterTimeOf: (bill) => bill.cTimeMs + (filterTimes?.offset(BigInt(bill.billId)) ?? 0),
-    stats: () => ({ ...stats, byStatus: { ...stats.byStatus }, faultsByKind: { ...stats.faultsByKind }, maxIpWeightInWindow: limiter.maxIp, maxUidWeightInWindow: limiter.maxUid, coTenantRequests: limiter.coTenantRequests, coTenantRefused: limiter.coTenantRefused }),
+    stats: () => ({
+      ...stats,
+      byStatus: { ...stats.byStatus },
+      faultsByKind: { ...stats.faultsByKind },
+      maxIpWeightInWindow: limiter.maxIp,
+      maxUidWeightInWindow: limiter.maxUid,
+      coTenantRequests: limiter.coTenantRequests,
+      coTenantRefused: limiter.coTenantRefused,
+    }),
     resetStats: () => {
       stats = emptyStats();
       limiter.resetStats();

@@ -109,7 +109,17 @@ export class BillStore {
 
   /** Appends in order; the generator guarantees (timeMs, id) is increasing. Positional
    *  arguments rather than a row object: this runs a million times at start-up. */
-  push(timeMs: number, id: bigint, coin: number, symbol: number, type: number, enc: number, amount: string, balance: string, fillFee: string): void {
+  push(
+    timeMs: number,
+    id: bigint,
+    coin: number,
+    symbol: number,
+    type: number,
+    enc: number,
+    amount: string,
+    balance: string,
+    fillFee: string,
+  ): void {
     if (this.length === this.times.length) this.grow();
     const i = this.length++;
     if (id > this.maxIdValue) this.maxIdValue = id;

@@ -17,7 +17,8 @@ export function applyUnknownTypes(h: History, seed: number, n: number): void {
   const s = h.store;
   const rng = new Prng(seed, "unknown-types");
   const chosen = new Set<number>();
-  const eligible = (i: number): boolean => !chosen.has(i) && !NEVER.has(s.typeCodes[i] as number) && s.times[i] !== h.unsplittableMs;
+  const eligible = (i: number): boolean =>
+    !chosen.has(i) && !NEVER.has(s.typeCodes[i] as number) && s.times[i] !== h.unsplittableMs;
   /** A random eligible position in [from, to), scanning on cyclically from a random start; -1 if none. */
   const pickIn = (from: number, to: number): number => {
     const len = to - from;
@@ -41,8 +42,10 @@ export function applyUnknownTypes(h: History, seed: number, n: number): void {
     if (i < 0) throw new Error(`sandbox: unknownTypes ${n}: not enough bills that can take an unknown type`);
     chosen.add(i);
   }
-  [...chosen].sort((a, b) => a - b).forEach((i, k) => {
-    s.typeCodes[i] = anyTypeIndex(UNKNOWN_BUSINESS_TYPES[k % UNKNOWN_BUSINESS_TYPES.length] as string) as number;
-  });
+  [...chosen]
+    .sort((a, b) => a - b)
+    .forEach((i, k) => {
+      s.typeCodes[i] = anyTypeIndex(UNKNOWN_BUSINESS_TYPES[k % UNKNOWN_BUSINESS_TYPES.length] as string) as number;
+    });
   s.version++;
 }

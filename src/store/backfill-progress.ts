@@ -5,7 +5,12 @@ import type { Db } from "./prisma.ts";
 type Window = { fromMs: number; toMs: number };
 
 /** Windows whose bookmark reached their end (one small join over sync_state). */
-export async function backfillWindowsDone(db: Db, account: string, windows: Window[], streamOf: (fromMs: number, toMs: number) => string): Promise<number> {
+export async function backfillWindowsDone(
+  db: Db,
+  account: string,
+  windows: Window[],
+  streamOf: (fromMs: number, toMs: number) => string,
+): Promise<number> {
   if (windows.length === 0) return 0;
   const [row] = await db.$queryRawUnsafe<{ done: number }[]>(
     `SELECT count(*)::int AS done FROM sync_state s JOIN unnest($2::text[], $3::bigint[]) AS w(stream, to_ms) ON s.stream = w.stream

@@ -10,7 +10,13 @@ export interface BillsSummary {
   snapshotRows: Record<string, number>;
 }
 
-const SNAPSHOT_TABLES = ["account_snapshots", "fee_settings", "positions_current", "position_history", "collateral_history"] as const;
+const SNAPSHOT_TABLES = [
+  "account_snapshots",
+  "fee_settings",
+  "positions_current",
+  "position_history",
+  "collateral_history",
+] as const;
 
 export async function summariseBills(db: Db, accountName: string): Promise<BillsSummary> {
   const byType = await db.$queryRawUnsafe<{ coin: string; businessType: string; count: number; amountSum: string }[]>(

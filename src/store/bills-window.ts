@@ -34,7 +34,6 @@ export interface BillsWindowWrite {
   resume?: unknown;
 }
 
-
 export interface BillsWindowResult {
   inserted: number;
   /** Known bill ids whose content changed; the old version went to bill_revisions. */
@@ -131,10 +130,17 @@ SELECT
   (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}') FROM inserted)::text[] AS inserted_lateness_ms
 `;
 
-type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & { cursor_rows: number; inserted_lateness_ms: string[] };
+type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & {
+  cursor_rows: number;
+  inserted_lateness_ms: string[];
+};
 
 /** The one statement that stores a window, with its parameters (exported for plan tests). */
-export function billsWindowStatement(w: BillsWindowWrite): { text: string; values: unknown[]; cursorStream: string | null } {
+export function billsWindowStatement(w: BillsWindowWrite): {
+  text: string;
+  values: unknown[];
+  cursorStream: string | null;
+} {
   const bills = dedupeById(w.bills);
   const rejected = dedupeByText(w.rejected);
   const cursorStream = w.cursorStream === undefined ? w.stream : w.cursorStream;
@@ -166,8 +172,15 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     ? (await pool.query<ResultRow>(text, values)).rows
     : await db.$queryRawUnsafe<ResultRow[]>(text, ...values);
   const row = rows[0];
-  if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1)) throw new Error("bills window write returned no result");
-  return { inserted: row.inserted, revised: row.revised, upserted: row.upserted, quarantined: row.quarantined, insertedLatenessMs: row.inserted_lateness_ms.map(Number) };
+  if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1))
+    throw new Error("bills window write returned no result");
+  return {
+    inserted: row.inserted,
+    revised: row.revised,
+    upserted: row.upserted,
+    quarantined: row.quarantined,
+    insertedLatenessMs: row.inserted_lateness_ms.map(Number),
+  };
 }
 
 /**

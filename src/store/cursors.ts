@@ -12,6 +12,9 @@ export async function readCursor(db: Db, accountName: string, stream: string): P
  * ranges. Returned as stored: the stream validates its shape.
  */
 export async function readResume(db: Db, accountName: string, stream: string): Promise<unknown> {
-  const row = await db.syncState.findUnique({ where: { accountName_stream: { accountName, stream } }, select: { resume: true } });
+  const row = await db.syncState.findUnique({
+    where: { accountName_stream: { accountName, stream } },
+    select: { resume: true },
+  });
   return row?.resume ?? null;
 }

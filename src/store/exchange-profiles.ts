@@ -50,7 +50,8 @@ interface ProfileRow {
   updated_at: Date;
 }
 
-const COLUMNS = "account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms, start_inclusive, end_inclusive, has_next_page, updated_at";
+const COLUMNS =
+  "account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms, start_inclusive, end_inclusive, has_next_page, updated_at";
 
 // bigint columns come back as bigint; these are ms durations far below 2^53, so a number is exact.
 function msOrNull(v: bigint | null): number | null {
@@ -72,7 +73,10 @@ function toFacts(r: ProfileRow): ExchangeFacts {
 
 /** The account's learnt facts, or undefined when none are stored. */
 export async function readExchangeFacts(db: Db, account: string): Promise<ExchangeFacts | undefined> {
-  const rows = await db.$queryRawUnsafe<ProfileRow[]>(`SELECT ${COLUMNS} FROM exchange_profiles WHERE account_name = $1`, account);
+  const rows = await db.$queryRawUnsafe<ProfileRow[]>(
+    `SELECT ${COLUMNS} FROM exchange_profiles WHERE account_name = $1`,
+    account,
+  );
   return rows[0] ? toFacts(rows[0]) : undefined;
 }
 

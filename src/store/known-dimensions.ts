@@ -21,6 +21,9 @@ export async function readKnownDimensions(db: Db, accountName: string): Promise<
     list.push(symbol);
     symbolsByCoin.set(coin, list);
   }
-  const types = await db.$queryRawUnsafe<Array<{ business_type: string }>>("SELECT DISTINCT business_type FROM bills WHERE account_name = $1", accountName);
+  const types = await db.$queryRawUnsafe<Array<{ business_type: string }>>(
+    "SELECT DISTINCT business_type FROM bills WHERE account_name = $1",
+    accountName,
+  );
   return { coins: [...symbolsByCoin.keys()], symbolsByCoin, businessTypes: types.map((t) => t.business_type) };
 }

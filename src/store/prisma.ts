@@ -29,7 +29,16 @@ export function directPool(db: Db): pg.Pool | undefined {
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
 const UNAVAILABLE_KINDS = new Set(["DatabaseNotReachable", "ConnectionClosed", "SocketTimeout"]);
 // P1001 can't reach, P1002 timed out, P1017 server closed the connection.
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ECONNABORTED"]);
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  "ECONNABORTED",
+]);
 const UNAVAILABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1017"]);
 
 /**
@@ -38,7 +47,10 @@ const UNAVAILABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1017"]);
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  const e = err as Error & { code?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } } };
+  const e = err as Error & {
+    code?: unknown;
+    meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } };
+  };
   if (typeof e.code === "string" && UNAVAILABLE_PRISMA_CODES.has(e.code)) return true;
   // From pg directly (the bills write uses the pool, see directPool): its DatabaseError carries the
   // SQLSTATE in `code`, and a refused or reset socket the system error code.
@@ -50,5 +62,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (typeof sqlstate === "string" && UNAVAILABLE_SQLSTATE.test(sqlstate)) return true;
   }
   // pg's own errors when a connection dies under a query (passed through unwrapped).
-  return /Connection terminated unexpectedly|Can't reach database server|Connection terminated due to connection timeout|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/.test(e.message);
+  return /Connection terminated unexpectedly|Can't reach database server|Connection terminated due to connection timeout|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/.test(
+    e.message,
+  );
 }

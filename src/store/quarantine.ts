@@ -12,7 +12,15 @@ export function sha256(text: string): string {
  * Placeholders name the parameters: account and stream text; reasons, texts and hashes text[];
  * context jsonb; now timestamptz. Returns one row per record with `inserted` (new or repeat).
  */
-export function quarantineUpsertSql(p: { account: string; stream: string; reasons: string; texts: string; hashes: string; context: string; now: string }): string {
+export function quarantineUpsertSql(p: {
+  account: string;
+  stream: string;
+  reasons: string;
+  texts: string;
+  hashes: string;
+  context: string;
+  now: string;
+}): string {
   return `INSERT INTO quarantine AS q (account_name, stream, reason, raw_text, raw_hash, context, first_seen_at, last_seen_at)
   SELECT ${p.account}, ${p.stream}, r.reason, r.raw_text, r.raw_hash, ${p.context}::jsonb, ${p.now}, ${p.now}
   FROM unnest(${p.reasons}::text[], ${p.texts}::text[], ${p.hashes}::text[]) AS r(reason, raw_text, raw_hash)

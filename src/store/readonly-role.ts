@@ -6,10 +6,16 @@ const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export async function grantReadonly(db: Db, role: string, password?: string): Promise<void> {
   // Identifiers cannot be bound as parameters: only a plain lower-case name is accepted.
-  if (!ROLE_NAME.test(role)) throw new Error(`role name "${role}" must be 1-63 lower-case letters, digits or '_', starting with a letter or '_'`);
+  if (!ROLE_NAME.test(role))
+    throw new Error(
+      `role name "${role}" must be 1-63 lower-case letters, digits or '_', starting with a letter or '_'`,
+    );
   const q = `"${role}"`;
   await db.$transaction(async (tx) => {
-    const exists = (await tx.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_roles WHERE rolname = $1", role))[0]!.n > 0;
+    const exists =
+      (
+        await tx.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM pg_roles WHERE rolname = $1", role)
+      )[0]!.n > 0;
     if (!exists) await tx.$executeRawUnsafe(`CREATE ROLE ${q} NOLOGIN`);
     if (password !== undefined) {
       // The password is sent as a literal here (ALTER ROLE takes no parameters); quote it safely.

@@ -13,9 +13,13 @@ export type RunLockGroup = "bills" | "snapshots";
 // second key, hashtext(account), cannot meet another application's locks by accident.
 const GROUP_KEY: Record<RunLockGroup, number> = { bills: 0x4c530001, snapshots: 0x4c530002 };
 /** sync_runs streams each group covers (LIKE patterns). */
-const GROUP_STREAMS: Record<RunLockGroup, string[]> = { bills: ["bills", "bills-%"], snapshots: ["snapshots", "snapshots-%"] };
+const GROUP_STREAMS: Record<RunLockGroup, string[]> = {
+  bills: ["bills", "bills-%"],
+  snapshots: ["snapshots", "snapshots-%"],
+};
 /** What a run taking the lock says when it marked runs interrupted (the CLI and the worker log it). */
-export const INTERRUPTED_RUNS_MESSAGE = "runs of this account whose end was never recorded (their process ended, or lost the database) are marked interrupted";
+export const INTERRUPTED_RUNS_MESSAGE =
+  "runs of this account whose end was never recorded (their process ended, or lost the database) are marked interrupted";
 /** How often a waiting run asks again. */
 const POLL_MS = 500;
 
@@ -46,14 +50,22 @@ export interface AcquireOptions {
 }
 
 /** Takes the account's lock for `group`, or throws AccountBusyError (at once, or when `wait` gives up). */
-export async function acquireRunLock(databaseUrl: string, account: string, group: RunLockGroup, o: AcquireOptions = {}): Promise<RunLock> {
+export async function acquireRunLock(
+  databaseUrl: string,
+  account: string,
+  group: RunLockGroup,
+  o: AcquireOptions = {},
+): Promise<RunLock> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: `ledger-sync run lock ${group}` });
   const lost = new AbortController();
   client.on("error", (err) => lost.abort(err));
   await client.connect();
   try {
     for (;;) {
-      const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [GROUP_KEY[group] | 0, account]);
+      const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::int, hashtext($2)) AS ok", [
+        GROUP_KEY[group] | 0,
+        account,
+      ]);
       if (rows[0]!.ok) break;
       if (!o.wait || o.signal?.aborted) throw new AccountBusyError(account, group);
       await new Promise((r) => setTimeout(r, POLL_MS));
@@ -80,10 +92,16 @@ export async function acquireRunLock(databaseUrl: string, account: string, group
 }
 
 /** Takes several groups' locks in one fixed order (so two runs never wait on each other crosswise). */
-export async function acquireRunLocks(databaseUrl: string, account: string, groups: RunLockGroup[], o: AcquireOptions = {}): Promise<RunLock> {
+export async function acquireRunLocks(
+  databaseUrl: string,
+  account: string,
+  groups: RunLockGroup[],
+  o: AcquireOptions = {},
+): Promise<RunLock> {
   const held: RunLock[] = [];
   try {
-    for (const g of (["bills", "snapshots"] as const).filter((x) => groups.includes(x))) held.push(await acquireRunLock(databaseUrl, account, g, o));
+    for (const g of (["bills", "snapshots"] as const).filter((x) => groups.includes(x)))
+      held.push(await acquireRunLock(databaseUrl, account, g, o));
   } catch (err) {
     await Promise.all(held.map((l) => l.release()));
     throw err;

@@ -6,7 +6,9 @@ import type { Db } from "./prisma.ts";
 
 const STATEMENTS = [
   // Settings versions that ended before the cutoff (current ones have valid_to NULL).
-  ...["fee_settings", "mode_settings", "leverage_settings"].map((t) => `DELETE FROM ${t} WHERE account_name = $1 AND valid_to < $2`),
+  ...["fee_settings", "mode_settings", "leverage_settings"].map(
+    (t) => `DELETE FROM ${t} WHERE account_name = $1 AND valid_to < $2`,
+  ),
   `DELETE FROM collateral_history h WHERE h.account_name = $1 AND h.observed_at < $2 AND EXISTS (
      SELECT 1 FROM collateral_history n WHERE n.account_name = h.account_name AND n.coin_id = h.coin_id AND n.margin_mode = h.margin_mode
        AND n.cross_contract_id = h.cross_contract_id AND n.isolated_position_id = h.isolated_position_id AND n.observed_at > h.observed_at AND n.observed_at < $2)`,
@@ -17,7 +19,12 @@ const STATEMENTS = [
 ];
 
 /** Deletes history older than `retentionDays`; returns the number of rows removed. */
-export async function pruneSnapshotHistory(db: Db, accountName: string, retentionDays: number, now = new Date()): Promise<number> {
+export async function pruneSnapshotHistory(
+  db: Db,
+  accountName: string,
+  retentionDays: number,
+  now = new Date(),
+): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
   return db.$transaction(async (tx) => {
     let removed = 0;

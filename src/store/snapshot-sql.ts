@@ -5,7 +5,12 @@ import { TIME_FIELDS, type Columns } from "./snapshot-tables.ts";
 
 /** The recordset alias `i` with every content column, the _ms times, content_hash and raw. */
 export function recordset(columns: Columns, param: string, times = true): string {
-  const defs = [...columns.map(([n, t]) => `${n} ${t}`), ...timeFields(times).map((t) => `${t}_ms bigint`), "content_hash text", "raw jsonb"];
+  const defs = [
+    ...columns.map(([n, t]) => `${n} ${t}`),
+    ...timeFields(times).map((t) => `${t}_ms bigint`),
+    "content_hash text",
+    "raw jsonb",
+  ];
   return `jsonb_to_recordset(${param}::jsonb) AS i(${defs.join(", ")})`;
 }
 

@@ -36,7 +36,12 @@ export const MODE_COLUMNS: Columns = [
   ["position_mode", "text"],
 ];
 
-export const LEVERAGE_COLUMNS: Columns = numeric("isolated_long_leverage", "isolated_short_leverage", "cross_leverage", "shared_leverage");
+export const LEVERAGE_COLUMNS: Columns = numeric(
+  "isolated_long_leverage",
+  "isolated_short_leverage",
+  "cross_leverage",
+  "shared_leverage",
+);
 
 export const COLLATERAL_KEY = ["coin_id", "margin_mode", "cross_contract_id", "isolated_position_id"] as const;
 export const COLLATERAL_COLUMNS: Columns = [
@@ -45,7 +50,13 @@ export const COLLATERAL_COLUMNS: Columns = [
   ["cross_contract_id", "text"],
   ["isolated_position_id", "text"],
   ["account_id", "text"],
-  ...numeric("amount", "pending_deposit_amount", "pending_withdraw_amount", "pending_transfer_in_amount", "pending_transfer_out_amount"),
+  ...numeric(
+    "amount",
+    "pending_deposit_amount",
+    "pending_withdraw_amount",
+    "pending_transfer_in_amount",
+    "pending_transfer_out_amount",
+  ),
   ["is_liquidating", "boolean"],
   ...numeric(
     "legacy_amount",
@@ -79,7 +90,16 @@ export const POSITION_COLUMNS: Columns = [
   ["separated_open_order_id", "text"],
   ...numeric("leverage", "size", "open_value", "open_fee", "funding_fee", "isolated_margin"),
   ["is_auto_append_isolated_margin", "boolean"],
-  ...numeric("cum_open_size", "cum_open_value", "cum_open_fee", "cum_close_size", "cum_close_value", "cum_close_fee", "cum_funding_fee", "cum_liquidate_fee"),
+  ...numeric(
+    "cum_open_size",
+    "cum_open_value",
+    "cum_open_fee",
+    "cum_close_size",
+    "cum_close_value",
+    "cum_close_fee",
+    "cum_funding_fee",
+    "cum_liquidate_fee",
+  ),
   ["created_match_sequence_id", "numeric"],
   ["updated_match_sequence_id", "numeric"],
 ];

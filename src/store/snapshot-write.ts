@@ -4,7 +4,17 @@
 import type { Prisma } from "./generated/client.ts";
 import type { Db } from "./prisma.ts";
 import { insertColumns, recordset, selectValues, updateFromExcluded } from "./snapshot-sql.ts";
-import { ACCOUNT_COLUMNS, COLLATERAL_COLUMNS, COLLATERAL_KEY, FEE_COLUMNS, LEVERAGE_COLUMNS, MODE_COLUMNS, POSITION_COLUMNS, type Columns, type SnapshotRow } from "./snapshot-tables.ts";
+import {
+  ACCOUNT_COLUMNS,
+  COLLATERAL_COLUMNS,
+  COLLATERAL_KEY,
+  FEE_COLUMNS,
+  LEVERAGE_COLUMNS,
+  MODE_COLUMNS,
+  POSITION_COLUMNS,
+  type Columns,
+  type SnapshotRow,
+} from "./snapshot-tables.ts";
 
 type Tx = Prisma.TransactionClient;
 
@@ -39,7 +49,14 @@ export function commitSnapshot(db: Db, s: SnapshotWrite): Promise<SnapshotChange
       settingsChanged: {
         fees: await writeSettings(tx, "fee_settings", FEE_COLUMNS, s.accountName, s.fees, s.takenAt),
         modes: await writeSettings(tx, "mode_settings", MODE_COLUMNS, s.accountName, s.modes, s.takenAt),
-        leverages: await writeSettings(tx, "leverage_settings", LEVERAGE_COLUMNS, s.accountName, s.leverages, s.takenAt),
+        leverages: await writeSettings(
+          tx,
+          "leverage_settings",
+          LEVERAGE_COLUMNS,
+          s.accountName,
+          s.leverages,
+          s.takenAt,
+        ),
       },
       collateralChanged: await writeCollateral(tx, s),
       positions: await writePositions(tx, s),
@@ -98,7 +115,14 @@ async function writeAccount(tx: Tx, s: SnapshotWrite): Promise<boolean> {
  * index would not survive.) A contract absent from a response is left as it is: the spec does not
  * say the maps are complete. Returns the number of new versions.
  */
-async function writeSettings(tx: Tx, table: string, columns: Columns, accountName: string, rows: SnapshotRow[], takenAt: Date): Promise<number> {
+async function writeSettings(
+  tx: Tx,
+  table: string,
+  columns: Columns,
+  accountName: string,
+  rows: SnapshotRow[],
+  takenAt: Date,
+): Promise<number> {
   if (rows.length === 0) return 0;
   const input = `${recordset([["contract_id", "text"], ...columns], "$2", false)}`;
   await tx.$executeRawUnsafe(

@@ -33,15 +33,24 @@ export interface StoreStatus {
 }
 
 export async function readStoreStatus(db: Db): Promise<StoreStatus> {
-  const rows = await db.$queryRawUnsafe<{ account_name: string; stream: string; cursor_ms: bigint; updated_at: Date }[]>(
-    "SELECT account_name, stream, cursor_ms, updated_at FROM sync_state ORDER BY account_name, stream",
+  const rows = await db.$queryRawUnsafe<
+    { account_name: string; stream: string; cursor_ms: bigint; updated_at: Date }[]
+  >("SELECT account_name, stream, cursor_ms, updated_at FROM sync_state ORDER BY account_name, stream");
+  const quarantine = await db.$queryRawUnsafe<{ account_name: string; n: number }[]>(
+    "SELECT account_name, count(*)::int AS n FROM quarantine GROUP BY account_name",
   );
-  const quarantine = await db.$queryRawUnsafe<{ account_name: string; n: number }[]>("SELECT account_name, count(*)::int AS n FROM quarantine GROUP BY account_name");
   const backfillWindows: Record<string, number> = {};
   const streams: StreamStatus[] = [];
   for (const r of rows) {
-    if (r.stream.startsWith("bills-backfill:")) backfillWindows[r.account_name] = (backfillWindows[r.account_name] ?? 0) + 1;
-    else streams.push({ account: r.account_name, stream: r.stream, cursorMs: Number(r.cursor_ms), lastSuccess: r.updated_at });
+    if (r.stream.startsWith("bills-backfill:"))
+      backfillWindows[r.account_name] = (backfillWindows[r.account_name] ?? 0) + 1;
+    else
+      streams.push({
+        account: r.account_name,
+        stream: r.stream,
+        cursorMs: Number(r.cursor_ms),
+        lastSuccess: r.updated_at,
+      });
   }
   return {
     streams,
@@ -54,7 +63,16 @@ export async function readStoreStatus(db: Db): Promise<StoreStatus> {
 
 /** Each account's last finished cross-check run. */
 async function readCrossChecks(db: Db): Promise<CrossCheckStatus[]> {
-  const rows = await db.$queryRawUnsafe<{ account_name: string; finished_at: Date; window_from_ms: bigint | null; window_to_ms: bigint | null; outcome: string; error: string | null }[]>(
+  const rows = await db.$queryRawUnsafe<
+    {
+      account_name: string;
+      finished_at: Date;
+      window_from_ms: bigint | null;
+      window_to_ms: bigint | null;
+      outcome: string;
+      error: string | null;
+    }[]
+  >(
     `SELECT DISTINCT ON (account_name) account_name, finished_at, window_from_ms, window_to_ms, outcome, error
      FROM sync_runs WHERE stream = 'cross-check' AND finished_at IS NOT NULL ORDER BY account_name, finished_at DESC`,
   );
@@ -67,4 +85,3 @@ async function readCrossChecks(db: Db): Promise<CrossCheckStatus[]> {
     error: r.error,
   }));
 }
-

@@ -78,7 +78,9 @@ export async function recordRun<T>(
     result = await body();
   } catch (err) {
     const outcome: RunOutcome = interrupted() ? "interrupted" : "failed";
-    await finishRun(db, id, { outcome, error: err instanceof Error ? err.message : String(err) }).catch(() => undefined);
+    await finishRun(db, id, { outcome, error: err instanceof Error ? err.message : String(err) }).catch(
+      () => undefined,
+    );
     throw err;
   }
   const f = figures(result);

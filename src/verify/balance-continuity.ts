@@ -92,7 +92,9 @@ const chain = `
 export async function checkBalanceContinuity(db: Db, o: ContinuityOptions): Promise<CoinContinuity[]> {
   const from = String(o.fromMs ?? 0);
   const to = String(o.toMs ?? Number.MAX_SAFE_INTEGER);
-  const counts = await db.$queryRawUnsafe<{ coin: string; pairs: number; last_at: string; plain: number; minus_fee: number; plus_fee: number }[]>(
+  const counts = await db.$queryRawUnsafe<
+    { coin: string; pairs: number; last_at: string; plain: number; minus_fee: number; plus_fee: number }[]
+  >(
     `${chain}
      SELECT coin, count(*) FILTER (WHERE prev_id IS NOT NULL)::int AS pairs, max(created_at_ms)::text AS last_at,
        count(*) FILTER (WHERE prev_id IS NOT NULL AND balance = ${EXPECTED.plain})::int AS plain,
@@ -114,7 +116,18 @@ export async function checkBalanceContinuity(db: Db, o: ContinuityOptions): Prom
     let breaks: ContinuityBreak[] = [];
     let truncated = false;
     if (rule) {
-      const rows = await db.$queryRawUnsafe<{ prev_id: string; bill_id: string; expected: string; actual: string; prev_ms: string; at_ms: string; prev_at: string; at: string }[]>(
+      const rows = await db.$queryRawUnsafe<
+        {
+          prev_id: string;
+          bill_id: string;
+          expected: string;
+          actual: string;
+          prev_ms: string;
+          at_ms: string;
+          prev_at: string;
+          at: string;
+        }[]
+      >(
         `${chain}
          SELECT prev_id, bill_id, (${EXPECTED[rule]})::text AS expected, balance::text AS actual, prev_ms::text AS prev_ms, created_at_ms::text AS at_ms,
                 to_char(to_timestamp(prev_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS prev_at,

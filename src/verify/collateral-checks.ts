@@ -67,14 +67,20 @@ export interface CollateralChecks {
 }
 
 export async function checkCollateral(db: Db, o: CollateralCheckOptions): Promise<CollateralChecks> {
-  const coinIds = (await db.$queryRawUnsafe<{ coin_id: string }[]>("SELECT DISTINCT coin_id FROM collateral_history WHERE account_name = $1 ORDER BY 1", o.account)).map((r) => r.coin_id);
+  const coinIds = (
+    await db.$queryRawUnsafe<{ coin_id: string }[]>(
+      "SELECT DISTINCT coin_id FROM collateral_history WHERE account_name = $1 ORDER BY 1",
+      o.account,
+    )
+  ).map((r) => r.coin_id);
   const checks: CheckResult[] = [];
   const cumPassedAtMs: Record<string, number> = {};
   for (const coinId of coinIds) {
     const coin = o.coinNames[coinId];
     const subject = coin ? `${coin} (coin id ${coinId})` : `coin id ${coinId}`;
     const skip = (reason: string) => {
-      for (const check of ["balance-vs-collateral", "cum-vs-bills"]) checks.push({ check, subject, status: "skipped", summary: reason });
+      for (const check of ["balance-vs-collateral", "cum-vs-bills"])
+        checks.push({ check, subject, status: "skipped", summary: reason });
     };
     if (!coin) {
       skip(`coin id ${coinId} has no name: set COIN_NAMES (e.g. ${coinId}=USDT) to pair its collateral with its bills`);
@@ -87,7 +93,9 @@ export async function checkCollateral(db: Db, o: CollateralCheckOptions): Promis
     const limit = Math.min(o.billsCursorMs, o.toMs ?? Number.MAX_SAFE_INTEGER);
     const latest = await snapshotAt(db, o.account, coinId, limit, "latest");
     if (!latest) {
-      skip(`no collateral snapshot at or before ${iso(limit)} (the bills cursor${o.toMs !== undefined ? " or --to" : ""})`);
+      skip(
+        `no collateral snapshot at or before ${iso(limit)} (the bills cursor${o.toMs !== undefined ? " or --to" : ""})`,
+      );
       continue;
     }
     checks.push(await balanceCheck(db, o.account, coin, subject, latest));
@@ -101,7 +109,13 @@ export async function checkCollateral(db: Db, o: CollateralCheckOptions): Promis
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The coin's collateral as of a snapshot instant: the latest (or earliest) one in the given bound. */
-async function snapshotAt(db: Db, account: string, coinId: string, boundMs: number, which: "latest" | "earliest"): Promise<Snapshot | undefined> {
+async function snapshotAt(
+  db: Db,
+  account: string,
+  coinId: string,
+  boundMs: number,
+  which: "latest" | "earliest",
+): Promise<Snapshot | undefined> {
   const [t] = await db.$queryRawUnsafe<{ ms: string | null }[]>(
     which === "latest"
       ? "SELECT (extract(epoch FROM max(observed_at)) * 1000)::bigint::text AS ms FROM collateral_history WHERE account_name = $1 AND coin_id = $2 AND observed_at <= to_timestamp($3::bigint / 1000.0)"
@@ -171,7 +185,13 @@ async function balanceCheck(db: Db, account: string, coin: string, subject: stri
     collateral: candidates.map((c) => ({ what: c.what, amount: c.amount.toFixed() })),
   };
   if (cuts.length === 0) {
-    return { check: "balance-vs-collateral", subject, status: "skipped", summary: `no ${coin} bill at or before the snapshot of ${iso(s.observedMs)}`, details: figures };
+    return {
+      check: "balance-vs-collateral",
+      subject,
+      status: "skipped",
+      summary: `no ${coin} bill at or before the snapshot of ${iso(s.observedMs)}`,
+      details: figures,
+    };
   }
   for (const cut of cuts) {
     const match = candidates.find((c) => c.amount.eq(cut.balance));
@@ -181,7 +201,13 @@ async function balanceCheck(db: Db, account: string, coin: string, subject: stri
         subject,
         status: "pass",
         summary: `balance ${cut.balance} after bill ${cut.bill_id} (${iso(Number(cut.at))}) = collateral amount (${match.what}) at ${iso(s.observedMs)}`,
-        details: { ...figures, billId: cut.bill_id, billAt: iso(Number(cut.at)), balance: cut.balance, matched: match.what },
+        details: {
+          ...figures,
+          billId: cut.bill_id,
+          billAt: iso(Number(cut.at)),
+          balance: cut.balance,
+          matched: match.what,
+        },
       };
     }
   }
@@ -191,12 +217,21 @@ async function balanceCheck(db: Db, account: string, coin: string, subject: stri
     subject,
     status: "fail",
     summary: `collateral amount ${candidates.map((c) => `${c.amount.toFixed()} (${c.what})`).join(" / ")} at ${iso(s.observedMs)} matches no bill balance near it (balance after bill ${atUpdate.bill_id} at ${iso(Number(atUpdate.at))}: ${atUpdate.balance})`,
-    details: { ...figures, balancesNearSnapshot: cuts.map((c) => ({ billId: c.bill_id, at: iso(Number(c.at)), balance: c.balance })) },
+    details: {
+      ...figures,
+      balancesNearSnapshot: cuts.map((c) => ({ billId: c.bill_id, at: iso(Number(c.at)), balance: c.balance })),
+    },
   };
 }
 
 /** Sums of bills in (afterMs, uptoMs]: per cum counter, and the position fee sum. */
-async function billSums(db: Db, account: string, coin: string, afterMs: number, uptoMs: number): Promise<Record<string, Decimal>> {
+async function billSums(
+  db: Db,
+  account: string,
+  coin: string,
+  afterMs: number,
+  uptoMs: number,
+): Promise<Record<string, Decimal>> {
   const rows = await db.$queryRawUnsafe<{ business_type: string; amount: string; fee: string }[]>(
     `SELECT business_type, sum(amount)::text AS amount, sum(fill_fee)::text AS fee FROM bills
      WHERE account_name = $1 AND coin = $2 AND created_at_ms > $3::bigint AND created_at_ms <= $4::bigint
@@ -221,10 +256,22 @@ function counterValues(s: Snapshot | undefined): Record<string, Decimal> {
   return out;
 }
 
-async function cumCheck(db: Db, o: CollateralCheckOptions, coin: string, coinId: string, subject: string, latest: Snapshot): Promise<CheckResult> {
-  const [first] = await db.$queryRawUnsafe<{ ms: string | null }[]>("SELECT min(created_at_ms)::text AS ms FROM bills WHERE account_name = $1 AND coin = $2", o.account, coin);
+async function cumCheck(
+  db: Db,
+  o: CollateralCheckOptions,
+  coin: string,
+  coinId: string,
+  subject: string,
+  latest: Snapshot,
+): Promise<CheckResult> {
+  const [first] = await db.$queryRawUnsafe<{ ms: string | null }[]>(
+    "SELECT min(created_at_ms)::text AS ms FROM bills WHERE account_name = $1 AND coin = $2",
+    o.account,
+    coin,
+  );
   const firstBillMs = first?.ms ? Number(first.ms) : undefined;
-  if (firstBillMs === undefined) return { check: "cum-vs-bills", subject, status: "skipped", summary: `no ${coin} bills stored` };
+  if (firstBillMs === undefined)
+    return { check: "cum-vs-bills", subject, status: "skipped", summary: `no ${coin} bills stored` };
 
   // The base: nothing (the counters are checked whole) when the stored bills reach back to the
   // record's creation; otherwise the earliest snapshot the stored bills fully cover, or, in the
@@ -260,14 +307,24 @@ async function cumCheck(db: Db, o: CollateralCheckOptions, coin: string, coinId:
       const sums = await billSums(db, o.account, coin, a, b);
       const mismatches = Object.keys(latestValues)
         .filter((k) => !latestValues[k]!.minus(baseValues[k]!).eq(sums[k]!))
-        .map((k) => ({ counter: k, snapshots: latestValues[k]!.minus(baseValues[k]!).toFixed(), bills: sums[k]!.toFixed() }));
+        .map((k) => ({
+          counter: k,
+          snapshots: latestValues[k]!.minus(baseValues[k]!).toFixed(),
+          bills: sums[k]!.toFixed(),
+        }));
       if (mismatches.length === 0) {
         return {
           check: "cum-vs-bills",
           subject,
           status: "pass",
           summary: `${Object.keys(latestValues).length} counters match the bill sums, ${mode}${base ? ` (${iso(base.observedMs)} to ${iso(latest.observedMs)})` : ` up to ${iso(latest.observedMs)}`}`,
-          details: { mode, from: base ? iso(base.observedMs) : null, to: iso(latest.observedMs), cutFromMs: a, cutToMs: b },
+          details: {
+            mode,
+            from: base ? iso(base.observedMs) : null,
+            to: iso(latest.observedMs),
+            cutFromMs: a,
+            cutToMs: b,
+          },
         };
       }
       firstMismatch ??= mismatches;

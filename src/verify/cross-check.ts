@@ -127,7 +127,17 @@ async function compareRange(o: CrossCheckOptions): Promise<CrossCheckResult> {
   result.missingOnExchange.sort(byId);
   result.different.sort((a, b) => byId(a.billId, b.billId));
   result.ok = result.missingInStore.length + result.missingOnExchange.length + result.different.length === 0;
-  o.logger.info({ account: o.account, source: o.source, fromMs: o.fromMs, toMs: o.toMs, ok: result.ok, detail: describeDifferences(result) }, "cross-check finished");
+  o.logger.info(
+    {
+      account: o.account,
+      source: o.source,
+      fromMs: o.fromMs,
+      toMs: o.toMs,
+      ok: result.ok,
+      detail: describeDifferences(result),
+    },
+    "cross-check finished",
+  );
   return result;
 }
 
@@ -143,7 +153,13 @@ async function readThrough(o: CrossCheckOptions): Promise<{ bills: Map<string, B
   if (o.source === "v3") {
     const s = await syncIncome(
       { fromMs: o.fromMs, toMs: o.toMs },
-      { fetchPage: (q, signal) => fetchIncomePage(o.client, q, signal ?? o.signal), commit: async (w) => collect(w.bills), limits: profile.limits, logger, ...(o.signal ? { signal: o.signal } : {}) },
+      {
+        fetchPage: (q, signal) => fetchIncomePage(o.client, q, signal ?? o.signal),
+        commit: async (w) => collect(w.bills),
+        limits: profile.limits,
+        logger,
+        ...(o.signal ? { signal: o.signal } : {}),
+      },
     );
     return { bills, requests: s.requests };
   }
@@ -160,7 +176,9 @@ async function readThrough(o: CrossCheckOptions): Promise<{ bills: Map<string, B
     },
   );
   if (s.unverifiedMilliseconds.length > 0) {
-    throw new Error(`the v2 read could not prove ${s.unverifiedMilliseconds.length} millisecond(s) complete: the cross-check cannot tell what is missing there`);
+    throw new Error(
+      `the v2 read could not prove ${s.unverifiedMilliseconds.length} millisecond(s) complete: the cross-check cannot tell what is missing there`,
+    );
   }
   return { bills, requests: s.requests };
 }
@@ -202,6 +220,7 @@ function compareBill(row: StoredRow, b: Bill): FieldDifference[] {
     ["fillFee", row.fill_fee, b.fillFee],
     ["createdAtMs", row.created_at_ms, String(b.cTimeMs)],
   ];
-  if (row.transfer_reason !== null && b.transferReason !== undefined && b.transferReason !== null) pairs.push(["transferReason", row.transfer_reason, b.transferReason]);
+  if (row.transfer_reason !== null && b.transferReason !== undefined && b.transferReason !== null)
+    pairs.push(["transferReason", row.transfer_reason, b.transferReason]);
   return pairs.filter(([, s, e]) => s !== e).map(([field, stored, exchange]) => ({ field, stored, exchange }));
 }

@@ -15,7 +15,12 @@ const OPENING: Record<Rule, string> = {
 };
 
 /** One check per coin whose first stored bill opens on a non-zero balance (none when all open at zero). */
-export async function checkHistoryStart(db: Db, account: string, rules: Record<string, Rule | null>, nowMs: number): Promise<CheckResult[]> {
+export async function checkHistoryStart(
+  db: Db,
+  account: string,
+  rules: Record<string, Rule | null>,
+  nowMs: number,
+): Promise<CheckResult[]> {
   const coins = Object.keys(rules);
   if (coins.length === 0) return [];
   const facts = await readExchangeFacts(db, account);
@@ -41,7 +46,12 @@ export async function checkHistoryStart(db: Db, account: string, rules: Record<s
       subject: coin,
       status: "pass",
       summary: `the stored history begins mid-chain at bill ${first.bill_id} (${at}), opening on a balance of ${first.opening}: ${cause}`,
-      details: { billId: first.bill_id, atMs: Number(first.created_at_ms), openingBalance: first.opening, horizonMs: horizonMs ?? null },
+      details: {
+        billId: first.bill_id,
+        atMs: Number(first.created_at_ms),
+        openingBalance: first.opening,
+        horizonMs: horizonMs ?? null,
+      },
     });
   }
   return checks;

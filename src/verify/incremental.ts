@@ -38,8 +38,14 @@ interface State {
 }
 
 export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promise<IncrementalOutcome> {
-  await db.$executeRawUnsafe("INSERT INTO verify_state (account_name, check_from_ms) VALUES ($1, 0) ON CONFLICT DO NOTHING", o.account);
-  const [state] = await db.$queryRawUnsafe<State[]>("SELECT check_from_ms::text, write_seq::text, rules, cum_from FROM verify_state WHERE account_name = $1", o.account);
+  await db.$executeRawUnsafe(
+    "INSERT INTO verify_state (account_name, check_from_ms) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+    o.account,
+  );
+  const [state] = await db.$queryRawUnsafe<State[]>(
+    "SELECT check_from_ms::text, write_seq::text, rules, cum_from FROM verify_state WHERE account_name = $1",
+    o.account,
+  );
   const fromMs = Number(state!.check_from_ms);
   const { report, continuity, cumPassedAtMs, quarantined } = await verifyAccount(db, {
     account: o.account,
@@ -52,7 +58,8 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
   });
 
   const rules = { ...state!.rules };
-  for (const c of continuity) if (c.rule && rules[c.coin] === undefined && c.pairs >= PAIRS_TO_LEARN) rules[c.coin] = c.rule;
+  for (const c of continuity)
+    if (c.rule && rules[c.coin] === undefined && c.pairs >= PAIRS_TO_LEARN) rules[c.coin] = c.rule;
   // Next start: the earliest break's earlier bill (a break stays under check until it is repaired),
   // else just after the newest bill checked.
   const breaks = continuity.flatMap((c) => c.breaks);
@@ -87,5 +94,12 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
       JSON.stringify(report),
     );
   }
-  return { report, checkedFromMs: fromMs, nextFromMs: advanced ? nextFromMs : fromMs, advanced, quarantined, continuity };
+  return {
+    report,
+    checkedFromMs: fromMs,
+    nextFromMs: advanced ? nextFromMs : fromMs,
+    advanced,
+    quarantined,
+    continuity,
+  };
 }

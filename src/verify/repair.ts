@@ -24,7 +24,9 @@ export interface RepairResult {
 
 /** The break windows, merged where they overlap or touch. */
 export function repairWindows(continuity: CoinContinuity[]): RepairWindow[] {
-  const raw = continuity.flatMap((c) => c.breaks.map((b) => ({ fromMs: b.previousAtMs, toMs: b.atMs }))).sort((a, b) => a.fromMs - b.fromMs);
+  const raw = continuity
+    .flatMap((c) => c.breaks.map((b) => ({ fromMs: b.previousAtMs, toMs: b.atMs })))
+    .sort((a, b) => a.fromMs - b.fromMs);
   const merged: RepairWindow[] = [];
   for (const w of raw) {
     const last = merged.at(-1);
@@ -50,7 +52,10 @@ export async function repairBreaks(o: {
   const windows = o.windows ?? repairWindows(o.continuity);
   const result: RepairResult = { windows, requests: 0, billsFetched: 0, restored: 0, revised: 0 };
   for (const w of windows) {
-    o.logger.info({ account: o.account, fromMs: w.fromMs, toMs: w.toMs }, "repair: re-fetching the window around a break");
+    o.logger.info(
+      { account: o.account, fromMs: w.fromMs, toMs: w.toMs },
+      "repair: re-fetching the window around a break",
+    );
     const s = await syncAccountBills({
       db: o.db,
       client: o.client,

@@ -15,10 +15,12 @@ export interface CheckResult {
 }
 
 /** Failed, or could not be proven: what status and the logs list. */
-export const isFailing = (c: Pick<CheckResult, "status">): boolean => c.status === "fail" || c.status === "inconclusive";
+export const isFailing = (c: Pick<CheckResult, "status">): boolean =>
+  c.status === "fail" || c.status === "inconclusive";
 
 /** "check subject: summary", the one-line form of a check. */
-export const describeCheck = (c: Pick<CheckResult, "check" | "subject" | "summary">): string => `${c.check} ${c.subject}: ${c.summary}`;
+export const describeCheck = (c: Pick<CheckResult, "check" | "subject" | "summary">): string =>
+  `${c.check} ${c.subject}: ${c.summary}`;
 
 export interface AccountReport {
   account: string;
@@ -41,7 +43,13 @@ function breakCount(c: CheckResult): number {
   return Array.isArray(d?.breaks) ? d.breaks.length : 0;
 }
 
-export const CHECKS = ["balance-continuity", "balance-vs-collateral", "cum-vs-bills", "quarantine", "cursor-lag"] as const;
+export const CHECKS = [
+  "balance-continuity",
+  "balance-vs-collateral",
+  "cum-vs-bills",
+  "quarantine",
+  "cursor-lag",
+] as const;
 
 /** Failures per check (every check named, 0 when it passed or was skipped): what /metrics shows. */
 export function failuresByCheck(report: AccountReport): Record<string, number> {

@@ -12,14 +12,26 @@ export async function checkQuarantine(db: Db, account: string): Promise<{ check:
     account,
   );
   const total = rows.reduce((n, r) => n + r.n, 0);
-  if (total === 0) return { total, check: { check: "quarantine", subject: "account", status: "pass", summary: "quarantine is empty" } };
+  if (total === 0)
+    return {
+      total,
+      check: { check: "quarantine", subject: "account", status: "pass", summary: "quarantine is empty" },
+    };
   const top = rows.slice(0, 3).map((r) => `${r.n} ${r.stream}: ${r.reason}`);
   const check: CheckResult = {
     check: "quarantine",
     subject: "account",
     status: "fail",
     summary: `${total} record(s) the exchange sent could not be stored (${top.join("; ")}${rows.length > 3 ? "; ..." : ""}): see the quarantine table`,
-    details: { total, byReason: rows.map((r) => ({ stream: r.stream, reason: r.reason, count: r.n, firstSeenAt: r.first_seen.toISOString() })) },
+    details: {
+      total,
+      byReason: rows.map((r) => ({
+        stream: r.stream,
+        reason: r.reason,
+        count: r.n,
+        firstSeenAt: r.first_seen.toISOString(),
+      })),
+    },
   };
   return { check, total };
 }
@@ -39,16 +51,24 @@ export async function checkCursorLag(db: Db, o: CursorLagOptions): Promise<Check
     BILLS_STREAM,
   );
   const subject = BILLS_STREAM;
-  if (!row) return { check: "cursor-lag", subject, status: "fail", summary: "the bills stream was never synced: no cursor" };
+  if (!row)
+    return { check: "cursor-lag", subject, status: "fail", summary: "the bills stream was never synced: no cursor" };
   const cursorMs = Number(row.cursor_ms);
-  const details = { cursorMs, cursor: new Date(cursorMs).toISOString(), lookbackMs: o.lookbackMs, lastMovedAt: row.updated_at.toISOString() };
+  const details = {
+    cursorMs,
+    cursor: new Date(cursorMs).toISOString(),
+    lookbackMs: o.lookbackMs,
+    lastMovedAt: row.updated_at.toISOString(),
+  };
   if (o.toMs !== undefined) {
     const ok = cursorMs >= o.toMs;
     return {
       check: "cursor-lag",
       subject,
       status: ok ? "pass" : "fail",
-      summary: ok ? `bills synced through ${details.cursor}, past the end of the range` : `bills synced only through ${details.cursor}, before the end of the range (${new Date(o.toMs).toISOString()})`,
+      summary: ok
+        ? `bills synced through ${details.cursor}, past the end of the range`
+        : `bills synced only through ${details.cursor}, before the end of the range (${new Date(o.toMs).toISOString()})`,
       details: { ...details, toMs: o.toMs },
     };
   }

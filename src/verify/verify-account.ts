@@ -33,11 +33,30 @@ export interface VerifyOutcome {
 }
 
 export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOutcome> {
-  const continuity = await checkBalanceContinuity(db, { account: o.account, fromMs: o.fromMs, toMs: o.toMs, rules: o.rules });
+  const continuity = await checkBalanceContinuity(db, {
+    account: o.account,
+    fromMs: o.fromMs,
+    toMs: o.toMs,
+    rules: o.rules,
+  });
   const checks: CheckResult[] = continuity.map(continuityCheck);
-  if (continuity.length === 0) checks.push({ check: "balance-continuity", subject: "account", status: "skipped", summary: "no bills in the range" });
+  if (continuity.length === 0)
+    checks.push({
+      check: "balance-continuity",
+      subject: "account",
+      status: "skipped",
+      summary: "no bills in the range",
+    });
   // Only a check of the whole history has its beginning in view.
-  if (o.fromMs === undefined) checks.push(...(await checkHistoryStart(db, o.account, Object.fromEntries(continuity.map((c) => [c.coin, c.rule])), o.now ?? Date.now())));
+  if (o.fromMs === undefined)
+    checks.push(
+      ...(await checkHistoryStart(
+        db,
+        o.account,
+        Object.fromEntries(continuity.map((c) => [c.coin, c.rule])),
+        o.now ?? Date.now(),
+      )),
+    );
   const collateral = await checkCollateral(db, {
     account: o.account,
     coinNames: o.coinNames,
@@ -48,13 +67,27 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
   checks.push(...collateral.checks);
   const quarantine = await checkQuarantine(db, o.account);
   checks.push(quarantine.check);
-  checks.push(await checkCursorLag(db, { account: o.account, lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }));
-  return { report: accountReport(o.account, checks), continuity, cumPassedAtMs: collateral.cumPassedAtMs, quarantined: quarantine.total };
+  checks.push(
+    await checkCursorLag(db, { account: o.account, lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }),
+  );
+  return {
+    report: accountReport(o.account, checks),
+    continuity,
+    cumPassedAtMs: collateral.cumPassedAtMs,
+    quarantined: quarantine.total,
+  };
 }
 
 function continuityCheck(c: CoinContinuity): CheckResult {
   const share = (n: number) => (c.pairs ? `${((100 * n) / c.pairs).toFixed(1)}%` : "-");
-  const details = { pairs: c.pairs, rule: c.rule, ruleText: c.rule ? RULES[c.rule] : null, explained: c.explained, breaks: c.breaks, truncated: c.truncated };
+  const details = {
+    pairs: c.pairs,
+    rule: c.rule,
+    ruleText: c.rule ? RULES[c.rule] : null,
+    explained: c.explained,
+    breaks: c.breaks,
+    truncated: c.truncated,
+  };
   if (c.rule === null) {
     return {
       check: "balance-continuity",
@@ -64,7 +97,14 @@ function continuityCheck(c: CoinContinuity): CheckResult {
       details,
     };
   }
-  if (c.breaks.length === 0) return { check: "balance-continuity", subject: c.coin, status: "pass", summary: `${c.pairs} consecutive pairs chain (${RULES[c.rule]})`, details };
+  if (c.breaks.length === 0)
+    return {
+      check: "balance-continuity",
+      subject: c.coin,
+      status: "pass",
+      summary: `${c.pairs} consecutive pairs chain (${RULES[c.rule]})`,
+      details,
+    };
   return {
     check: "balance-continuity",
     subject: c.coin,

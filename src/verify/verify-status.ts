@@ -18,7 +18,15 @@ export interface VerifyStatus {
 
 /** The worker's last verify of each account (or of one). */
 export async function readVerifyStatus(db: Db, account?: string): Promise<VerifyStatus[]> {
-  const rows = await db.$queryRawUnsafe<{ account_name: string; last_run_at: Date | null; outcome: "pass" | "fail" | null; failures: number; report: { checks?: CheckResult[] } | null }[]>(
+  const rows = await db.$queryRawUnsafe<
+    {
+      account_name: string;
+      last_run_at: Date | null;
+      outcome: "pass" | "fail" | null;
+      failures: number;
+      report: { checks?: CheckResult[] } | null;
+    }[]
+  >(
     "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state WHERE $1::text IS NULL OR account_name = $1 ORDER BY account_name",
     account ?? null,
   );

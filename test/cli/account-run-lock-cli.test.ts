@@ -17,7 +17,12 @@ let env: Record<string, string>;
 beforeAll(async () => {
   database = await createTestDatabase();
   sandbox = await startSandbox({ seed: 71, billCount: 3000, limits: null, accountEvolution: "manual" });
-  env = { DATABASE_URL: database.url, ...sandboxExchangeEnv(sandbox.url), ACCOUNT_NAME: "locked", BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs) };
+  env = {
+    DATABASE_URL: database.url,
+    ...sandboxExchangeEnv(sandbox.url),
+    ACCOUNT_NAME: "locked",
+    BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
+  };
   const m = await runCli(["migrate"], env);
   expect(m.code, m.stderr).toBe(0);
   db = createDb(database.url);
@@ -29,7 +34,10 @@ afterAll(async () => {
 });
 
 type RunRow = { started_at: Date; finished_at: Date | null; outcome: string };
-const billRuns = () => db.$queryRawUnsafe<RunRow[]>("SELECT started_at, finished_at, outcome FROM sync_runs WHERE account_name = 'locked' AND stream = 'bills' ORDER BY started_at");
+const billRuns = () =>
+  db.$queryRawUnsafe<RunRow[]>(
+    "SELECT started_at, finished_at, outcome FROM sync_runs WHERE account_name = 'locked' AND stream = 'bills' ORDER BY started_at",
+  );
 
 describe("one run per account", () => {
   it("a second writer exits 5 at once and does nothing; with --wait it runs once the first is done", async () => {
@@ -37,7 +45,9 @@ describe("one run per account", () => {
     try {
       const busy = await runCli(["sync", "--once"], env);
       expect(busy.code).toBe(5);
-      expect(busy.stderr).toMatch(/account "locked" is being written by another process \(bills\).*pass --wait to wait for it/);
+      expect(busy.stderr).toMatch(
+        /account "locked" is being written by another process \(bills\).*pass --wait to wait for it/,
+      );
       expect(await billRuns()).toEqual([]);
 
       const started = Date.now();
@@ -58,7 +68,8 @@ describe("one run per account", () => {
     for (const r of [a, b]) expect([0, 5], r.stderr).toContain(r.code);
     expect(b.code, b.stderr).toBe(0);
     const runs = (await billRuns()).slice(1);
-    for (let i = 1; i < runs.length; i++) expect(runs[i]!.started_at.getTime()).toBeGreaterThanOrEqual(runs[i - 1]!.finished_at!.getTime());
+    for (let i = 1; i < runs.length; i++)
+      expect(runs[i]!.started_at.getTime()).toBeGreaterThanOrEqual(runs[i - 1]!.finished_at!.getTime());
   });
 
   it("a run left running by a process that died is marked interrupted by the next run", async () => {

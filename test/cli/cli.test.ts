@@ -8,10 +8,33 @@ describe("ledger-sync command line", () => {
   it("shows help listing every command", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(0);
-    for (const command of ["migrate", "sync", "snapshot", "worker", "backfill", "status", "verify", "grant-readonly", "sandbox", "demo"]) expect(r.stdout).toContain(command);
+    for (const command of [
+      "migrate",
+      "sync",
+      "snapshot",
+      "worker",
+      "backfill",
+      "status",
+      "verify",
+      "grant-readonly",
+      "sandbox",
+      "demo",
+    ])
+      expect(r.stdout).toContain(command);
   });
 
-  it.each([["migrate"], ["sync"], ["snapshot"], ["worker"], ["backfill"], ["status"], ["verify"], ["grant-readonly"], ["sandbox"], ["demo"]])("shows help for %s", async (command) => {
+  it.each([
+    ["migrate"],
+    ["sync"],
+    ["snapshot"],
+    ["worker"],
+    ["backfill"],
+    ["status"],
+    ["verify"],
+    ["grant-readonly"],
+    ["sandbox"],
+    ["demo"],
+  ])("shows help for %s", async (command) => {
     const r = await runCli([command, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Usage: ledger-sync ${command}`);
@@ -45,7 +68,12 @@ describe("ledger-sync command line", () => {
   it("keeps a failure's exit code when the embedded PostgreSQL module is loaded (it hooks process exit)", async () => {
     // In a directory of its own: the demo keeps its sandbox anchor in ./.data.
     const cwd = mkdtempSync(join(tmpdir(), "ls-demo-exit-"));
-    const r = await runCli(["demo", "--bills", "10"], { DATABASE_URL: "postgresql://nobody:pw@127.0.0.1:1/none" }, 60_000, cwd);
+    const r = await runCli(
+      ["demo", "--bills", "10"],
+      { DATABASE_URL: "postgresql://nobody:pw@127.0.0.1:1/none" },
+      60_000,
+      cwd,
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot connect to DATABASE_URL 127\.0\.0\.1:1\/none/);
     expect(r.stderr).not.toContain(":pw@");

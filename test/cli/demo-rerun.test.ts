@@ -13,7 +13,12 @@ const cwd = mkdtempSync(join(tmpdir(), "ls-demo-rerun-"));
 afterAll(() => removeProjectDir(cwd));
 
 async function demo(bills: number, pgPort: number): Promise<{ truth: number; stdout: string }> {
-  const res = await runCli(["demo", "--bills", String(bills), "--for", "2", "--pg-port", String(pgPort)], { DATABASE_URL: undefined, REDIS_URL: undefined, BILLS_INTERVAL_MS: "1000" }, 180_000, cwd);
+  const res = await runCli(
+    ["demo", "--bills", String(bills), "--for", "2", "--pg-port", String(pgPort)],
+    { DATABASE_URL: undefined, REDIS_URL: undefined, BILLS_INTERVAL_MS: "1000" },
+    180_000,
+    cwd,
+  );
   expect(res.code, res.stdout + res.stderr).toBe(0);
   const m = /verify: sandbox truth (\d+) bills, database (\d+) bills: match/.exec(res.stdout);
   expect(m, res.stdout).not.toBeNull();

@@ -23,13 +23,20 @@ afterAll(async () => {
 describe("ledger-sync demo", () => {
   it("backfills the sandbox, syncs live bills, stops cleanly, and prints a summary that matches the database", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "ls-demo-")); // the demo keeps its sandbox anchor in ./.data
-    const res = await runCli(["demo", "--bills", "1500", "--for", "3"], { DATABASE_URL: t.url, REDIS_URL: r.url, QUEUE_PREFIX: r.prefix, BILLS_INTERVAL_MS: "1000" }, 180_000, cwd);
+    const res = await runCli(
+      ["demo", "--bills", "1500", "--for", "3"],
+      { DATABASE_URL: t.url, REDIS_URL: r.url, QUEUE_PREFIX: r.prefix, BILLS_INTERVAL_MS: "1000" },
+      180_000,
+      cwd,
+    );
     expect(res.code, res.stdout + res.stderr).toBe(0);
     expect(res.stdout).toMatch(/history backfilled: \d+ windows, 1500 bills/);
     const m = /verify: sandbox truth (\d+) bills, database (\d+) bills: match/.exec(res.stdout);
     expect(m).not.toBeNull();
     expect(Number(m![1])).toBeGreaterThan(1500); // live bills arrived during --for
-    const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills")) as [{ n: number }];
+    const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills")) as [
+      { n: number },
+    ];
     expect(n).toBe(Number(m![1]));
     // Per-coin balances printed are the database's.
     const balances = await t.db.$queryRawUnsafe<{ coin: string; balance: string }[]>(
@@ -47,7 +54,11 @@ describe("ledger-sync demo, interrupted", () => {
     const { answers, startCli, waitFor } = await import("../support/processes.ts");
     const cwd = mkdtempSync(join(tmpdir(), "ls-demo-int-"));
     // No REDIS_URL: the demo starts (and must stop) its own redis-server.
-    const demo = startCli(["demo", "--bills", "1500", "--for", "60"], { DATABASE_URL: t.url, QUEUE_PREFIX: `${r.prefix}_int` }, cwd);
+    const demo = startCli(
+      ["demo", "--bills", "1500", "--for", "60"],
+      { DATABASE_URL: t.url, QUEUE_PREFIX: `${r.prefix}_int` },
+      cwd,
+    );
     try {
       await waitFor("the demo's worker running", async () => demo.output().includes("worker running"), 60_000, 100);
       const port = Number(/local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/.exec(demo.output())?.[1]);

@@ -9,7 +9,16 @@ describe("describeExchangeFacts", () => {
   it("says every learnt fact in plain words", () => {
     expect(
       describeExchangeFacts(
-        { pageSize: 50, pageSizeCapped: true, maxSpanMs: 172_800_000, historyMs: 90 * 86_400_000, filterOffsetMs: 3_000, startInclusive: true, endInclusive: false, hasNextPage: "distrusted" },
+        {
+          pageSize: 50,
+          pageSizeCapped: true,
+          maxSpanMs: 172_800_000,
+          historyMs: 90 * 86_400_000,
+          filterOffsetMs: 3_000,
+          startInclusive: true,
+          endInclusive: false,
+          hasNextPage: "distrusted",
+        },
         NOW,
       ),
     ).toEqual([
@@ -26,13 +35,22 @@ describe("describeExchangeFacts", () => {
     expect(describeExchangeFacts(NO_FACTS, NOW)).toEqual([]);
     expect(describeExchangeFacts({ ...NO_FACTS, pageSize: 100 }, NOW)).toEqual(["largest page served: 100"]);
     expect(describeExchangeFacts({ ...NO_FACTS, endInclusive: true }, NOW)).toEqual(["endTime inclusive"]);
-    expect(describeExchangeFacts({ ...NO_FACTS, hasNextPage: "honest" }, NOW)).toEqual(["hasNextPage: sent and consistent with the pages; trusted"]);
-    expect(describeExchangeFacts({ ...NO_FACTS, hasNextPage: "absent" }, NOW)).toEqual(["hasNextPage: not sent; pages count as full by their size"]);
+    expect(describeExchangeFacts({ ...NO_FACTS, hasNextPage: "honest" }, NOW)).toEqual([
+      "hasNextPage: sent and consistent with the pages; trusted",
+    ]);
+    expect(describeExchangeFacts({ ...NO_FACTS, hasNextPage: "absent" }, NOW)).toEqual([
+      "hasNextPage: not sent; pages count as full by their size",
+    ]);
   });
 
   it("shows the history horizon to the second, never before what the exchange serves", () => {
-    const [line] = describeExchangeFacts({ ...NO_FACTS, historyMs: 36 * 3_600_000 + 500 }, new Date("2026-11-23T21:40:00.900Z"));
-    expect(line).toBe("the exchange keeps history from 2026-11-22T09:40:01Z (129600500 ms); earlier bills are not retrievable");
+    const [line] = describeExchangeFacts(
+      { ...NO_FACTS, historyMs: 36 * 3_600_000 + 500 },
+      new Date("2026-11-23T21:40:00.900Z"),
+    );
+    expect(line).toBe(
+      "the exchange keeps history from 2026-11-22T09:40:01Z (129600500 ms); earlier bills are not retrievable",
+    );
   });
 });
 
@@ -53,6 +71,8 @@ describe("exchangeStatusLines", () => {
       "exchange main (updated 2026-11-23T21:00:00.000Z):",
       "  time ranges at most 1 day (86400000 ms)",
     ]);
-    expect(exchangeStatusLines({ ...NO_FACTS, account: "hedge", updatedAt }, NOW)).toEqual(["exchange hedge (updated 2026-11-23T21:00:00.000Z): nothing learnt yet"]);
+    expect(exchangeStatusLines({ ...NO_FACTS, account: "hedge", updatedAt }, NOW)).toEqual([
+      "exchange hedge (updated 2026-11-23T21:00:00.000Z): nothing learnt yet",
+    ]);
   });
 });

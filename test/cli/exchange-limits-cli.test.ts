@@ -24,7 +24,10 @@ afterAll(async () => {
 async function exchange(o: SandboxOptions, account: string, extra: Record<string, string> = {}) {
   const sandbox = await startSandbox({ limits: null, accountEvolution: "manual", ...o });
   sandboxes.push(sandbox);
-  return { sandbox, env: { DATABASE_URL: database.url, ...sandboxExchangeEnv(sandbox.url), ACCOUNT_NAME: account, ...extra } };
+  return {
+    sandbox,
+    env: { DATABASE_URL: database.url, ...sandboxExchangeEnv(sandbox.url), ACCOUNT_NAME: account, ...extra },
+  };
 }
 
 async function stored(account: string) {
@@ -39,7 +42,10 @@ async function stored(account: string) {
 describe("an exchange that keeps exactly 90 days", () => {
   it("sync --once with the default BACKFILL_FROM completes, stores what is retrievable, and says where history begins", async () => {
     const now = Date.now();
-    const { sandbox, env } = await exchange({ seed: 51, billCount: 1200, startMs: now - 120 * DAY, endMs: now - 60_000, historyDays: 90 }, "ninety");
+    const { sandbox, env } = await exchange(
+      { seed: 51, billCount: 1200, startMs: now - 120 * DAY, endMs: now - 60_000, historyDays: 90 },
+      "ninety",
+    );
     const r = await runCli(["sync", "--once", "--json"], env);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout).bills;
@@ -63,10 +69,15 @@ describe("an exchange that keeps exactly 90 days", () => {
 
   it("backfill --inline --from older than the horizon finishes the retrievable part and names the rest", async () => {
     const now = Date.now();
-    const { sandbox, env } = await exchange({ seed: 52, billCount: 900, startMs: now - 150 * DAY, endMs: now - 60_000, historyDays: 90 }, "older");
+    const { sandbox, env } = await exchange(
+      { seed: 52, billCount: 900, startMs: now - 150 * DAY, endMs: now - 60_000, historyDays: 90 },
+      "older",
+    );
     const r = await runCli(["backfill", "--inline", "--from", String(now - 150 * DAY), "--window-hours", "720"], env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/account older: \d{4}-.* \.\. \d{4}-.* lies beyond the exchange's history horizon: those bills are not retrievable/);
+    expect(r.stdout).toMatch(
+      /account older: \d{4}-.* \.\. \d{4}-.* lies beyond the exchange's history horizon: those bills are not retrievable/,
+    );
     const horizon = sandbox.retrievableFromMs()!;
     const have = new Set((await stored("older")).map((b) => b.billId));
     const missing = sandbox.truth().filter((b) => b.cTimeMs >= horizon + 60_000 && !have.has(b.billId));
@@ -95,8 +106,21 @@ describe("other behaviours through the CLI", () => {
 
   it("a 2-day span limit refused with HTTP 200 on a sparse history: exact, the limit kept", async () => {
     const now = Date.now();
-    const { sandbox, env } = await exchange({ seed: 55, billCount: 300, startMs: now - 60 * DAY, endMs: now - 60_000, maxSpanMs: 2 * DAY, refusalStatus: 200 }, "span");
-    const r = await runCli(["sync", "--once", "--json"], { ...env, BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs) });
+    const { sandbox, env } = await exchange(
+      {
+        seed: 55,
+        billCount: 300,
+        startMs: now - 60 * DAY,
+        endMs: now - 60_000,
+        maxSpanMs: 2 * DAY,
+        refusalStatus: 200,
+      },
+      "span",
+    );
+    const r = await runCli(["sync", "--once", "--json"], {
+      ...env,
+      BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).bills.exchange.maxSpanMs).toBe(2 * DAY);
     expect(await stored("span")).toEqual(asRows(sandbox.truth()));

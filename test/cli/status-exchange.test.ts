@@ -11,7 +11,10 @@ import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 let t: MigratedDb;
 beforeAll(async () => {
   t = await createMigratedDb();
-  await t.db.$executeRawUnsafe("INSERT INTO sync_state (account_name, stream, cursor_ms, updated_at) VALUES ('main', 'bills', $1, now())", Date.now() - 60_000);
+  await t.db.$executeRawUnsafe(
+    "INSERT INTO sync_state (account_name, stream, cursor_ms, updated_at) VALUES ('main', 'bills', $1, now())",
+    Date.now() - 60_000,
+  );
   await saveExchangeFacts(t.db, "main", LEARNT_FACTS);
   await saveExchangeFacts(t.db, "hedge", NO_FACTS);
 });
@@ -23,9 +26,14 @@ afterAll(async () => {
 function statusOnTerminal(env: Record<string, string>): Promise<CliResult> {
   const args = ["--import", "data:text/javascript,process.stdout.isTTY=true", resolve("bin/ledger-sync.js"), "status"];
   return new Promise((done) => {
-    execFile(process.execPath, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "warn", ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      done({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      args,
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "warn", ...env }, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        done({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -36,7 +44,16 @@ describe("ledger-sync status: what was learnt of the exchange", () => {
     const out = JSON.parse(res.stdout) as { exchange: Record<string, Record<string, unknown>> };
     expect(Object.keys(out.exchange)).toEqual(["hedge", "main"]);
     const { updatedAt, ...main } = out.exchange.main!;
-    expect(main).toEqual({ pageSize: 50, pageSizeCapped: true, maxSpanMs: 172_800_000, historyMs: 7_776_000_000, filterOffsetMs: 3_000, startInclusive: true, endInclusive: false, hasNextPage: "distrusted" });
+    expect(main).toEqual({
+      pageSize: 50,
+      pageSizeCapped: true,
+      maxSpanMs: 172_800_000,
+      historyMs: 7_776_000_000,
+      filterOffsetMs: 3_000,
+      startInclusive: true,
+      endInclusive: false,
+      hasNextPage: "distrusted",
+    });
     expect(Date.parse(updatedAt as string)).toBeGreaterThan(Date.now() - 600_000);
     expect(out.exchange.hedge).toMatchObject(NO_FACTS);
   });
@@ -48,7 +65,9 @@ describe("ledger-sync status: what was learnt of the exchange", () => {
     const lines = res.stdout.split("\n");
     const at = lines.findIndex((l) => /^exchange main \(updated \S+\):$/.test(l));
     expect(at, res.stdout).toBeGreaterThan(0);
-    const horizon = /^ {2}the exchange keeps history from (\S+) \(90 days\); earlier bills are not retrievable$/.exec(lines[at + 1]!);
+    const horizon = /^ {2}the exchange keeps history from (\S+) \(90 days\); earlier bills are not retrievable$/.exec(
+      lines[at + 1]!,
+    );
     expect(horizon, lines[at + 1]).not.toBeNull();
     // now − 90 days, to the second.
     expect(Math.abs(Date.parse(horizon![1]!) - (before - 90 * 86_400_000))).toBeLessThan(60_000);

@@ -24,23 +24,37 @@ describe("ledger-sync status", () => {
        ('main', 'bills', $1, now()), ('main', 'snapshots:2', $1, now()), ('main', 'bills-backfill:1-2', 2, now())`,
       cursor,
     );
-    await t.db.$executeRawUnsafe(`INSERT INTO quarantine (account_name, stream, reason, raw_text, raw_hash, context) VALUES ('main', 'bills', 'bad', '{}', 'h', '{}')`);
+    await t.db.$executeRawUnsafe(
+      `INSERT INTO quarantine (account_name, stream, reason, raw_text, raw_hash, context) VALUES ('main', 'bills', 'bad', '{}', 'h', '{}')`,
+    );
     const queue = new Queue("bills", { connection: r.client, prefix: r.prefix });
     const job = await queue.add("bills", { account: "main" });
     // A worker whose job fails, as a failing sync would.
     const { Worker } = await import("bullmq");
-    const worker = new Worker("bills", async () => {
-      throw new Error("exchange refused the request (HTTP 400, code 40012)");
-    }, { connection: r.client.duplicate(), prefix: r.prefix, autorun: true });
+    const worker = new Worker(
+      "bills",
+      async () => {
+        throw new Error("exchange refused the request (HTTP 400, code 40012)");
+      },
+      { connection: r.client.duplicate(), prefix: r.prefix, autorun: true },
+    );
     await new Promise<void>((resolve) => worker.on("failed", () => resolve()));
     await worker.close();
     await queue.close();
 
     const res = await runCli(["status"], { DATABASE_URL: t.url, REDIS_URL: r.url, QUEUE_PREFIX: r.prefix });
     expect(res.code, res.stderr).toBe(0);
-    const out = JSON.parse(res.stdout) as { streams: Record<string, unknown>[]; backfillWindowsDone: Record<string, number> };
+    const out = JSON.parse(res.stdout) as {
+      streams: Record<string, unknown>[];
+      backfillWindowsDone: Record<string, number>;
+    };
     expect(out.streams.map((s) => s.stream)).toEqual(["bills", "snapshots:2"]);
-    expect(out.streams[0]).toMatchObject({ account: "main", cursor: new Date(cursor).toISOString(), quarantined: 1, failedJobs: 1 });
+    expect(out.streams[0]).toMatchObject({
+      account: "main",
+      cursor: new Date(cursor).toISOString(),
+      quarantined: 1,
+      failedJobs: 1,
+    });
     expect(out.streams[0]!.lagSeconds as number).toBeGreaterThanOrEqual(120);
     expect(out.streams[0]!.lastError).toMatch(/bills: exchange refused the request \(HTTP 400, code 40012\)/);
     expect(out.backfillWindowsDone).toEqual({ main: 1 });

@@ -1,7 +1,12 @@
 // `ledger-sync migrate` and `ledger-sync sync --once` as a user runs them: real subprocess, real
 // PostgreSQL, the sandbox exchange over HTTP.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_SANDBOX_CREDENTIALS, sandboxExchangeEnv, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
+import {
+  DEFAULT_SANDBOX_CREDENTIALS,
+  sandboxExchangeEnv,
+  startSandbox,
+  type Sandbox,
+} from "../../src/sandbox/index.ts";
 import { createDb } from "../../src/store/prisma.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -30,7 +35,9 @@ describe("ledger-sync migrate and sync --once", () => {
   it("migrates, then a second migrate is a no-op", async () => {
     const first = await runCli(["migrate"], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/applied 6 migration\(s\): \d+_init, \d+_snapshots, \d+_bi_views, \d+_audit_trail, \d+_exchange_profiles, \d+_bill_source/);
+    expect(first.stdout).toMatch(
+      /applied 6 migration\(s\): \d+_init, \d+_snapshots, \d+_bi_views, \d+_audit_trail, \d+_exchange_profiles, \d+_bill_source/,
+    );
     const second = await runCli(["migrate"], env);
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(/up to date \(6 migrations already applied\)/);
@@ -48,7 +55,10 @@ describe("ledger-sync migrate and sync --once", () => {
     }
     const again = await runCli(["sync", "--once", "--json"], env);
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ account: "cli", bills: { inserted: 0, revised: 0, quarantined: 0 } });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      account: "cli",
+      bills: { inserted: 0, revised: 0, quarantined: 0 },
+    });
   });
 
   it("sync --once also snapshots every coin in SYNC_COIN_IDS, and snapshot --once reports what changed per coin", async () => {
@@ -60,7 +70,9 @@ describe("ledger-sync migrate and sync --once", () => {
 
     const unchanged = await runCli(["snapshot", "--once"], withCoins);
     expect(unchanged.code, unchanged.stderr).toBe(0);
-    expect(unchanged.stdout).toMatch(/coin 2 \(version \d+\): account unchanged, settings versions \+0 .* opened 0, changed 0, closed 0/);
+    expect(unchanged.stdout).toMatch(
+      /coin 2 \(version \d+\): account unchanged, settings versions \+0 .* opened 0, changed 0, closed 0/,
+    );
 
     const state = sandbox.accountState("2");
     sandbox.mutateAccount("2", (s) => {
@@ -70,7 +82,11 @@ describe("ledger-sync migrate and sync --once", () => {
     const changed = await runCli(["snapshot", "--once", "--json"], withCoins);
     expect(changed.code, changed.stderr).toBe(0);
     const coin2 = JSON.parse(changed.stdout).snapshots.coins.find((c: { coinId: string }) => c.coinId === "2");
-    expect(coin2).toMatchObject({ outcome: "stored", changes: { accountChanged: true, settingsChanged: { leverages: 1 }, positions: { closed: 1 } }, positionsOpen: state.positions.length - 1 });
+    expect(coin2).toMatchObject({
+      outcome: "stored",
+      changes: { accountChanged: true, settingsChanged: { leverages: 1 }, positions: { closed: 1 } },
+      positionsOpen: state.positions.length - 1,
+    });
   });
 
   it("snapshot --once needs SYNC_COIN_IDS", async () => {
@@ -81,9 +97,16 @@ describe("ledger-sync migrate and sync --once", () => {
 
   it("stops on an authentication error with the exchange's code, a hint, and no secret in any output", async () => {
     const secret = "wrong-secret-value-123";
-    const r = await runCli(["sync", "--once"], { ...env, EXCHANGE_API_SECRET: secret, LOG_LEVEL: "debug", ACCOUNT_NAME: "auth" });
+    const r = await runCli(["sync", "--once"], {
+      ...env,
+      EXCHANGE_API_SECRET: secret,
+      LOG_LEVEL: "debug",
+      ACCOUNT_NAME: "auth",
+    });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/ledger-sync: bills: exchange refused the request \(HTTP 4\d\d, code 40009\).*EXCHANGE_API_SECRET/);
+    expect(r.stderr).toMatch(
+      /ledger-sync: bills: exchange refused the request \(HTTP 4\d\d, code 40009\).*EXCHANGE_API_SECRET/,
+    );
     expect(r.stdout + r.stderr).not.toContain(secret);
     expect(r.stdout + r.stderr).not.toContain(DEFAULT_SANDBOX_CREDENTIALS.passphrase);
   });

@@ -14,7 +14,8 @@ import { freePort, waitFor } from "../support/processes.ts";
 import { useWorkerServices } from "../support/worker-services.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PARENT_GONE = "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM";
+const PARENT_GONE =
+  "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM";
 
 const services = useWorkerServices(91);
 
@@ -23,7 +24,13 @@ async function env(): Promise<Record<string, string>> {
   return {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
-    ...workerEnv({ databaseUrl: services.database.url, redisUrl: services.redis.url, prefix: services.redis.prefix, sandboxUrl: services.sandbox.url, account: "npx" }),
+    ...workerEnv({
+      databaseUrl: services.database.url,
+      redisUrl: services.redis.url,
+      prefix: services.redis.prefix,
+      sandboxUrl: services.sandbox.url,
+      account: "npx",
+    }),
     METRICS_PORT: String(await freePort()),
   };
 }
@@ -35,12 +42,19 @@ interface Started {
 }
 
 /** Spawns in a new process group (detached), so that the group can be checked and killed afterwards. */
-function start(command: string, args: string[], environment: Record<string, string>, stdin: "ignore" | "pipe" = "ignore"): Started {
+function start(
+  command: string,
+  args: string[],
+  environment: Record<string, string>,
+  stdin: "ignore" | "pipe" = "ignore",
+): Started {
   const child = spawn(command, args, { cwd: ROOT, env: environment, detached: true, stdio: [stdin, "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   return { child, output: () => out, exited };
 }
 
@@ -49,7 +63,12 @@ function stat(pid: number): { state: string; ppid: number; pgrp: number; comm: s
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
     const [state, ppid, pgrp] = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return { state: state!, ppid: Number(ppid), pgrp: Number(pgrp), comm: s.slice(s.indexOf("(") + 1, s.lastIndexOf(")")) };
+    return {
+      state: state!,
+      ppid: Number(ppid),
+      pgrp: Number(pgrp),
+      comm: s.slice(s.indexOf("(") + 1, s.lastIndexOf(")")),
+    };
   } catch {
     return undefined;
   }
@@ -71,7 +90,10 @@ async function expectGroupGone(pgid: number, timeoutMs: number, output: () => st
   const deadline = Date.now() + timeoutMs;
   while (groupMembers(pgid).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   const left = groupMembers(pgid);
-  expect(left, `processes left running ${timeoutMs} ms after the signal: ${left.join(", ")}\n${output().slice(-3000)}`).toEqual([]);
+  expect(
+    left,
+    `processes left running ${timeoutMs} ms after the signal: ${left.join(", ")}\n${output().slice(-3000)}`,
+  ).toEqual([]);
 }
 
 function killGroup(pgid: number | undefined): void {
@@ -115,13 +137,23 @@ describe("worker started by `npx ledger-sync worker`", () => {
         // it on itself ("so that npm will exit with the same status as the child"): it cannot exit 0.
         // The worker never got the signal: it saw its parent go, and said so once.
         expect(npxExit, tree).toEqual({ code: null, signal: "SIGTERM" });
-        expect(order.filter((m) => m === PARENT_GONE), tree).toHaveLength(1);
+        expect(
+          order.filter((m) => m === PARENT_GONE),
+          tree,
+        ).toHaveLength(1);
       }
       const at = (m: string) => order.indexOf(m);
-      expect(at("shutting down: no new jobs; waiting for running ones"), npx.output().slice(-3000)).toBeGreaterThan(at("worker started"));
-      expect(at("shut down cleanly"), npx.output().slice(-3000)).toBeGreaterThan(at("shutting down: no new jobs; waiting for running ones"));
+      expect(at("shutting down: no new jobs; waiting for running ones"), npx.output().slice(-3000)).toBeGreaterThan(
+        at("worker started"),
+      );
+      expect(at("shut down cleanly"), npx.output().slice(-3000)).toBeGreaterThan(
+        at("shutting down: no new jobs; waiting for running ones"),
+      );
       // An ordered shutdown, not the second-signal exit, and nothing failed on the way out.
-      expect(logLines(npx.output()).filter((l) => l.level >= 50 || l.msg.startsWith("second signal")), npx.output().slice(-3000)).toEqual([]);
+      expect(
+        logLines(npx.output()).filter((l) => l.level >= 50 || l.msg.startsWith("second signal")),
+        npx.output().slice(-3000),
+      ).toEqual([]);
       expect(npx.output()).not.toMatch(/^ledger-sync: /m);
     } finally {
       killGroup(pgid);
@@ -131,7 +163,13 @@ describe("worker started by `npx ledger-sync worker`", () => {
 
 describe("worker started without npm", () => {
   it("the parent watch is decided by npm's variables: npx/npm exec and npm run set npm_lifecycle_event, a plain start does not", () => {
-    expect(launchedThroughNpm({ npm_command: "exec", npm_lifecycle_event: "npx", npm_execpath: "/usr/lib/node_modules/npm/bin/npm-cli.js" })).toBe(true);
+    expect(
+      launchedThroughNpm({
+        npm_command: "exec",
+        npm_lifecycle_event: "npx",
+        npm_execpath: "/usr/lib/node_modules/npm/bin/npm-cli.js",
+      }),
+    ).toBe(true);
     expect(launchedThroughNpm({ npm_command: "run", npm_lifecycle_event: "worker" })).toBe(true);
     expect(launchedThroughNpm({ PATH: "/usr/bin:/bin", HOME: "/root" })).toBe(false);
     expect(launchedThroughNpm({})).toBe(false);
@@ -140,7 +178,12 @@ describe("worker started without npm", () => {
   it("`node bin/ledger-sync.js worker &` from a shell that then exits keeps running, and stops in order on its own SIGTERM", async () => {
     // The shell backgrounds the worker, then waits on its stdin; closing it ends the shell once the
     // worker is up, so the worker is re-parented while it runs (as after a logout or a cron job).
-    const sh = start("sh", ["-c", '"$0" bin/ledger-sync.js worker & read _ || :', process.execPath], await env(), "pipe");
+    const sh = start(
+      "sh",
+      ["-c", '"$0" bin/ledger-sync.js worker & read _ || :', process.execPath],
+      await env(),
+      "pipe",
+    );
     const pgid = sh.child.pid!;
     try {
       const workerPid = await workerPidOnceStarted(sh);

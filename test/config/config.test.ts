@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, parseInstant, requireCredentials, requireDatabaseUrl } from "../../src/config/index.ts";
+import {
+  ConfigError,
+  loadConfig,
+  parseInstant,
+  requireCredentials,
+  requireDatabaseUrl,
+} from "../../src/config/index.ts";
 
 describe("configuration", () => {
   it("applies the documented defaults", () => {
@@ -46,7 +52,11 @@ describe("configuration", () => {
       lookbackMs: 60_000,
       rateLimit: { ipWeight: 100, uidWeight: 200, windowMs: 1000 },
       logLevel: "debug",
-      exchange: { baseUrl: "http://127.0.0.1:8787", locale: "zh-CN", credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" } },
+      exchange: {
+        baseUrl: "http://127.0.0.1:8787",
+        locale: "zh-CN",
+        credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" },
+      },
     });
   });
 
@@ -76,7 +86,9 @@ describe("configuration", () => {
 
   it("names each missing credential and a missing DATABASE_URL", () => {
     const env = { EXCHANGE_API_KEY: "k" };
-    expect(() => requireCredentials(loadConfig(env), env)).toThrow("EXCHANGE_API_SECRET, EXCHANGE_API_PASSPHRASE are required");
+    expect(() => requireCredentials(loadConfig(env), env)).toThrow(
+      "EXCHANGE_API_SECRET, EXCHANGE_API_PASSPHRASE are required",
+    );
     expect(() => requireDatabaseUrl(loadConfig({}))).toThrow(/DATABASE_URL is required/);
   });
 

@@ -135,7 +135,13 @@ describe("Redis gate", () => {
   function processGate(keys: string) {
     const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     clients.push(client);
-    return new RedisWeightGate({ redis: client, ip: { key: `${keys}:ip`, limit: 1000 }, uid: { key: `${keys}:uid`, limit: 100 }, windowMs: 1000, maxInFlightMs: 5000 });
+    return new RedisWeightGate({
+      redis: client,
+      ip: { key: `${keys}:ip`, limit: 1000 },
+      uid: { key: `${keys}:uid`, limit: 100 },
+      windowMs: 1000,
+      maxInFlightMs: 5000,
+    });
   }
 
   it("shares the allowance a 429 taught one process with every other, and grows it as requests are answered", async () => {

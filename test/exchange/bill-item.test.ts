@@ -4,11 +4,21 @@ import { parseBillItem } from "../../src/exchange/bill-item.ts";
 import { parseLossless } from "../../src/exchange/lossless-json.ts";
 
 const parse = (text: string) => parseBillItem(parseLossless(text));
-const base = { billId: "686960019383517338", coin: "USDT", symbol: "cmt_btcusdt", amount: "-0.5", businessType: "position_funding", balance: "1000.25", fillFee: "0" };
+const base = {
+  billId: "686960019383517338",
+  coin: "USDT",
+  symbol: "cmt_btcusdt",
+  amount: "-0.5",
+  businessType: "position_funding",
+  balance: "1000.25",
+  fillFee: "0",
+};
 
 describe("bill item parsing", () => {
   it("keeps a bill id above 2^53 exact when sent as a bare number, with `ctime` as a number", () => {
-    const r = parse('{"billId":686960019383517338,"coin":"USDT","symbol":"cmt_btcusdt","amount":"-0.5","businessType":"position_funding","balance":"1000.25","fillFee":"0","ctime":1700000000123}');
+    const r = parse(
+      '{"billId":686960019383517338,"coin":"USDT","symbol":"cmt_btcusdt","amount":"-0.5","businessType":"position_funding","balance":"1000.25","fillFee":"0","ctime":1700000000123}',
+    );
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.bill.billId).toBe("686960019383517338");
@@ -29,12 +39,24 @@ describe("bill item parsing", () => {
   });
 
   it("keeps decimals digit for digit, including scale", () => {
-    const r = parse(JSON.stringify({ ...base, amount: "1.50000000", balance: "-123456789012345678901234567890.123456789012345678901", cTime: "1" }));
-    expect(r.ok && [r.bill.amount, r.bill.balance]).toEqual(["1.50000000", "-123456789012345678901234567890.123456789012345678901"]);
+    const r = parse(
+      JSON.stringify({
+        ...base,
+        amount: "1.50000000",
+        balance: "-123456789012345678901234567890.123456789012345678901",
+        cTime: "1",
+      }),
+    );
+    expect(r.ok && [r.bill.amount, r.bill.balance]).toEqual([
+      "1.50000000",
+      "-123456789012345678901234567890.123456789012345678901",
+    ]);
   });
 
   it("expands exponent notation exactly", () => {
-    const r = parse('{"billId":"1","coin":"USDT","symbol":"s","amount":1e-7,"businessType":"deposit","balance":"2.5E+3","fillFee":"0","cTime":1}');
+    const r = parse(
+      '{"billId":"1","coin":"USDT","symbol":"s","amount":1e-7,"businessType":"deposit","balance":"2.5E+3","fillFee":"0","cTime":1}',
+    );
     expect(r.ok && [r.bill.amount, r.bill.balance]).toEqual(["0.0000001", "2500"]);
   });
 
@@ -97,12 +119,19 @@ describe("bill item parsing", () => {
 });
 
 describe("transferReason (not in the spec; public sources show it on both endpoints)", () => {
-  const item = (extra: string) => `{"billId":"1","coin":"USDT","symbol":"","businessType":"trans_from_exchange","amount":"1","balance":"1","fillFee":"0","cTime":"1700000000000"${extra}}`;
+  const item = (extra: string) =>
+    `{"billId":"1","coin":"USDT","symbol":"","businessType":"trans_from_exchange","amount":"1","balance":"1","fillFee":"0","cTime":"1700000000000"${extra}}`;
   const parseText = (text: string) => parseBillItem(parseLossless(text), { text });
   it("is kept when sent, null when null or left out, and rejects the item when not a string", () => {
-    expect(parseText(item(`,"transferReason":"USER_TRANSFER"`))).toMatchObject({ ok: true, bill: { transferReason: "USER_TRANSFER" } });
+    expect(parseText(item(`,"transferReason":"USER_TRANSFER"`))).toMatchObject({
+      ok: true,
+      bill: { transferReason: "USER_TRANSFER" },
+    });
     expect(parseText(item(`,"transferReason":null`))).toMatchObject({ ok: true, bill: { transferReason: null } });
     expect(parseText(item(""))).toMatchObject({ ok: true, bill: { transferReason: null } });
-    expect(parseText(item(`,"transferReason":7`))).toMatchObject({ ok: false, rejected: { reason: "transferReason 7 is not a string" } });
+    expect(parseText(item(`,"transferReason":7`))).toMatchObject({
+      ok: false,
+      rejected: { reason: "transferReason 7 is not a string" },
+    });
   });
 });

@@ -10,7 +10,12 @@ import { ExchangeApiError, ExchangeRateLimitedError, ExchangeUnavailableError } 
 import { ExchangeClient } from "../../src/exchange/http-client.ts";
 import { RedisWeightGate } from "../../src/exchange/redis-weight-gate.ts";
 import { SlidingWindowGate, type WeightGate } from "../../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.ts";
+import {
+  DEFAULT_SANDBOX_CREDENTIALS,
+  startSandbox,
+  type Sandbox,
+  type SandboxOptions,
+} from "../../src/sandbox/index.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 import { sandboxClient } from "../support/sandbox-client.ts";
 
@@ -86,7 +91,12 @@ async function startRelay(target: string): Promise<Relay> {
   };
 }
 
-async function setup(options: SandboxOptions, maxAttempts = 3, gate: WeightGate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }), maxWaitMs?: number) {
+async function setup(
+  options: SandboxOptions,
+  maxAttempts = 3,
+  gate: WeightGate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 1000 }),
+  maxWaitMs?: number,
+) {
   sandbox = await startSandbox({ billCount: 200, limits: null, ...options });
   client = new ExchangeClient({
     baseUrl: sandbox.url,
@@ -154,17 +164,24 @@ describe("exchange client", () => {
     expect(sandbox.stats().requests).toBe(4);
   });
 
-  it.each([["truncated"], ["wrong-content-type"], ["reset"], ["stall"]] as const)("treats a %s response as retryable and never uses its body", async (kind) => {
-    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: [kind] }, stallMs: 1000 }, 2);
-    await expect(fetchBillsPage(client, query)).rejects.toThrow(ExchangeUnavailableError);
-    expect(sandbox.stats().requests).toBe(2);
-  });
+  it.each([["truncated"], ["wrong-content-type"], ["reset"], ["stall"]] as const)(
+    "treats a %s response as retryable and never uses its body",
+    async (kind) => {
+      const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: [kind] }, stallMs: 1000 }, 2);
+      await expect(fetchBillsPage(client, query)).rejects.toThrow(ExchangeUnavailableError);
+      expect(sandbox.stats().requests).toBe(2);
+    },
+  );
 
   it("waits out 429s as back-pressure: not attempts, each pause at least the window or Retry-After", async () => {
     // Four 429s in a row with maxAttempts 2: each is waited out (here the gate's window, 300 ms, or
     // the sandbox's Retry-After of 1 s when longer), and the fifth attempt is answered.
     const gate = new SlidingWindowGate({ ip: 1e6, uid: 1e6, windowMs: 300 });
-    const { sandbox, client, query } = await setup({ faults: { rate: 1, kinds: ["429", "429-retry-after"], order: "cycle" } }, 2, gate);
+    const { sandbox, client, query } = await setup(
+      { faults: { rate: 1, kinds: ["429", "429-retry-after"], order: "cycle" } },
+      2,
+      gate,
+    );
     const started = Date.now();
     const page = fetchBillsPage(client, query);
     await waitFor(() => sandbox.stats().requests >= 4);
@@ -187,7 +204,9 @@ describe("exchange client", () => {
     const started = Date.now();
     const err = await fetchBillsPage(client, query).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ExchangeRateLimitedError);
-    expect(String(err)).toMatch(/refused the request as too many requests \d+ times over \d+ s, beyond EXCHANGE_MAX_WAIT_MS=1000/);
+    expect(String(err)).toMatch(
+      /refused the request as too many requests \d+ times over \d+ s, beyond EXCHANGE_MAX_WAIT_MS=1000/,
+    );
     // 200 ms pauses within a 1 s bound: about five attempts, never more than the bound allows.
     const requests = sandbox.stats().requests;
     expect(requests).toBeGreaterThanOrEqual(4);
@@ -217,7 +236,13 @@ describe("a request given up without an answer", () => {
     const gate: WeightGate =
       kind === "in-process"
         ? new SlidingWindowGate({ ip: 1000, uid: 5, windowMs })
-        : new RedisWeightGate({ redis: connection, ip: { key: `${keys}:ip`, limit: 1000 }, uid: { key: `${keys}:uid`, limit: 5 }, windowMs, maxInFlightMs: timeoutMs });
+        : new RedisWeightGate({
+            redis: connection,
+            ip: { key: `${keys}:ip`, limit: 1000 },
+            uid: { key: `${keys}:uid`, limit: 5 },
+            windowMs,
+            maxInFlightMs: timeoutMs,
+          });
     client = sandboxClient({ url: relay.url }, { timeoutMs, maxAttempts: 1, gate });
     const truth = sandbox.truth();
     return {
@@ -240,44 +265,50 @@ describe("a request given up without an answer", () => {
     await expect(fetchBillsPage(b.client, b.query, calledOff.signal)).rejects.toHaveProperty("name", "AbortError");
   }
 
-  it.each(["in-process", "Redis"] as const)("stays charged (%s gate) for as long as it may still reach the exchange, so the next request meets no 429", async (kind) => {
-    const b = await budgeted(kind, 1000, 800);
-    const { sandbox, client, query } = b;
-    try {
-      // The first request is 400 ms on its way when the caller calls it off. The exchange still
-      // gets it, and counts it, about 350 ms after the client gave up.
-      await callOff(b, 400);
-      // The next one is sent as soon as the gate has room: had the first charge been settled at
-      // the abort, that is ~350 ms before the exchange's window has room, and the answer a 429.
-      const page = await fetchBillsPage(client, query);
-      expect(page.itemCount).toBe(100);
-      const stats = sandbox.stats();
-      expect(stats.billsRequests).toBe(2); // the called-off request did reach the exchange
-      expect(stats.rateLimited).toBe(0);
-    } finally {
-      await b.done();
-    }
-  });
+  it.each(["in-process", "Redis"] as const)(
+    "stays charged (%s gate) for as long as it may still reach the exchange, so the next request meets no 429",
+    async (kind) => {
+      const b = await budgeted(kind, 1000, 800);
+      const { sandbox, client, query } = b;
+      try {
+        // The first request is 400 ms on its way when the caller calls it off. The exchange still
+        // gets it, and counts it, about 350 ms after the client gave up.
+        await callOff(b, 400);
+        // The next one is sent as soon as the gate has room: had the first charge been settled at
+        // the abort, that is ~350 ms before the exchange's window has room, and the answer a 429.
+        const page = await fetchBillsPage(client, query);
+        expect(page.itemCount).toBe(100);
+        const stats = sandbox.stats();
+        expect(stats.billsRequests).toBe(2); // the called-off request did reach the exchange
+        expect(stats.rateLimited).toBe(0);
+      } finally {
+        await b.done();
+      }
+    },
+  );
 
-  it.each(["in-process", "Redis"] as const)("called off on the wire but answered soon after: its charge leaves a window after the answer, not a request timeout after (%s gate)", async (kind) => {
-    // A short window and a long request timeout, so that the two outcomes are far apart.
-    const b = await budgeted(kind, 300, 5000);
-    const { sandbox, client, query } = b;
-    try {
-      const started = performance.now();
-      await callOff(b, 800);
-      // The caller is answered at once: the request has not even reached the exchange yet.
-      expect(sandbox.stats().billsRequests).toBe(0);
-      // The next request waits for the first one's charge: a window after its answer (~1.1 s),
-      // where an abandoned request would hold it a request timeout (5 s).
-      const page = await fetchBillsPage(client, query);
-      expect(page.itemCount).toBe(100);
-      expect(performance.now() - started).toBeLessThan(3500);
-      const stats = sandbox.stats();
-      expect(stats.billsRequests).toBe(2);
-      expect(stats.rateLimited).toBe(0);
-    } finally {
-      await b.done();
-    }
-  });
+  it.each(["in-process", "Redis"] as const)(
+    "called off on the wire but answered soon after: its charge leaves a window after the answer, not a request timeout after (%s gate)",
+    async (kind) => {
+      // A short window and a long request timeout, so that the two outcomes are far apart.
+      const b = await budgeted(kind, 300, 5000);
+      const { sandbox, client, query } = b;
+      try {
+        const started = performance.now();
+        await callOff(b, 800);
+        // The caller is answered at once: the request has not even reached the exchange yet.
+        expect(sandbox.stats().billsRequests).toBe(0);
+        // The next request waits for the first one's charge: a window after its answer (~1.1 s),
+        // where an abandoned request would hold it a request timeout (5 s).
+        const page = await fetchBillsPage(client, query);
+        expect(page.itemCount).toBe(100);
+        expect(performance.now() - started).toBeLessThan(3500);
+        const stats = sandbox.stats();
+        expect(stats.billsRequests).toBe(2);
+        expect(stats.rateLimited).toBe(0);
+      } finally {
+        await b.done();
+      }
+    },
+  );
 });

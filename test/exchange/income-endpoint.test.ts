@@ -10,20 +10,39 @@ const ITEM = `{"billId":686960019383614950,"asset":"USDT","symbol":"cmt_btcusdt"
 
 describe("v3 income endpoint", () => {
   it("sends the cursor back as bare digits, exact beyond 2^53", () => {
-    const body = incomeRequestBody({ startTime: 1, endTime: 2, limit: 100, nextKey: { nextKeyId: "686960019383614950", nextKeyTime: "1700000000123" } });
-    expect(body).toBe('{"startTime":1,"endTime":2,"limit":100,"nextKeyId":686960019383614950,"nextKeyTime":1700000000123}');
+    const body = incomeRequestBody({
+      startTime: 1,
+      endTime: 2,
+      limit: 100,
+      nextKey: { nextKeyId: "686960019383614950", nextKeyTime: "1700000000123" },
+    });
+    expect(body).toBe(
+      '{"startTime":1,"endTime":2,"limit":100,"nextKeyId":686960019383614950,"nextKeyTime":1700000000123}',
+    );
     expect(incomeRequestBody({ startTime: 1, endTime: 2, limit: 20, asset: "USDT", incomeType: "transfer_in" })).toBe(
       '{"startTime":1,"endTime":2,"limit":20,"asset":"USDT","incomeType":"transfer_in"}',
     );
   });
 
   it("maps an item to the v2 bill, exact, and keeps the item as received", () => {
-    const page = parse(`{"hasNextPage":true,"nextKey":{"nextKeyId":686960019383614950,"nextKeyTime":"1700000000123"},"items":[${ITEM}]}`);
+    const page = parse(
+      `{"hasNextPage":true,"nextKey":{"nextKeyId":686960019383614950,"nextKeyTime":"1700000000123"},"items":[${ITEM}]}`,
+    );
     expect(page.hasNextPage).toBe(true);
     expect(page.nextKey).toEqual({ nextKeyId: "686960019383614950", nextKeyTime: "1700000000123" });
     expect(page.bills).toHaveLength(1);
     const b = page.bills[0]!;
-    expect(b).toMatchObject({ billId: "686960019383614950", coin: "USDT", symbol: "cmt_btcusdt", businessType: "position_funding", amount: "-0.5", balance: "1000.25", fillFee: "0", cTimeMs: 1700000000123, transferReason: null });
+    expect(b).toMatchObject({
+      billId: "686960019383614950",
+      coin: "USDT",
+      symbol: "cmt_btcusdt",
+      businessType: "position_funding",
+      amount: "-0.5",
+      balance: "1000.25",
+      fillFee: "0",
+      cTimeMs: 1700000000123,
+      transferReason: null,
+    });
     expect(b.rawText).toBe(ITEM);
     expect(b.raw).toMatchObject({ billId: "686960019383614950", asset: "USDT", income: "-0.5", transferReason: null });
   });
@@ -32,7 +51,12 @@ describe("v3 income endpoint", () => {
     const item = `{"billId":"42","asset":"USDT","symbol":null,"income":"10","incomeType":"trans_from_exchange","balance":"10","fillFee":"0","time":"1700000000000","transferReason":"USER_TRANSFER"}`;
     const page = parse(`{"code":"00000","data":{"hasNextPage":false,"nextKey":null,"items":[${item}]}}`);
     expect(page.nextKey).toBeNull();
-    expect(page.bills[0]).toMatchObject({ billId: "42", symbol: "", cTimeMs: 1700000000000, transferReason: "USER_TRANSFER" });
+    expect(page.bills[0]).toMatchObject({
+      billId: "42",
+      symbol: "",
+      cTimeMs: 1700000000000,
+      transferReason: "USER_TRANSFER",
+    });
   });
 
   it("rejects a bad item alone, with its exact text and reason", () => {

@@ -64,7 +64,14 @@ function maxInAnyWindow(grants: Grant[], windowMs: number, weight: (g: Grant) =>
 }
 
 /** `requests` acquire/hold/settle cycles on `gate`, `concurrency` at a time; holds 0–30 ms. */
-async function hammer(gate: RedisWeightGate, account: string, cost: Weight, requests: number, concurrency: number, grants: Grant[]) {
+async function hammer(
+  gate: RedisWeightGate,
+  account: string,
+  cost: Weight,
+  requests: number,
+  concurrency: number,
+  grants: Grant[],
+) {
   let left = requests;
   const worker = async () => {
     while (left > 0) {
@@ -92,7 +99,10 @@ describe("RedisWeightGate", () => {
     second.settle();
     expect([first.heldBack, second.heldBack]).toEqual([false, true]);
     // Sitting out a pause (another process's 429) with room in the budget is not being held back.
-    const [roomy, other] = processes(2, 100, { windowMs: 1000, maxInFlightMs: 5000 }).gates as [RedisWeightGate, RedisWeightGate];
+    const [roomy, other] = processes(2, 100, { windowMs: 1000, maxInFlightMs: 5000 }).gates as [
+      RedisWeightGate,
+      RedisWeightGate,
+    ];
     other.pauseUntil(Date.now() + 300);
     await other.drain();
     const before = Date.now();
@@ -145,13 +155,19 @@ describe("RedisWeightGate", () => {
     const b = processGate({ ip, uid: uidB, windowMs, maxInFlightMs: 5000 });
     const cost = { ip: 2, uid: 5 };
     const grants: Grant[] = [];
-    await Promise.all([hammer(a1, "A", cost, 20, 6, grants), hammer(a2, "A", cost, 20, 6, grants), hammer(b, "B", cost, 40, 8, grants)]);
+    await Promise.all([
+      hammer(a1, "A", cost, 20, 6, grants),
+      hammer(a2, "A", cost, 20, 6, grants),
+      hammer(b, "B", cost, 40, 8, grants),
+    ]);
 
     const of = (account: string) => grants.filter((g) => g.account === account);
     const maxA = maxInAnyWindow(of("A"), windowMs, (g) => g.cost.uid);
     const maxB = maxInAnyWindow(of("B"), windowMs, (g) => g.cost.uid);
     const maxIp = maxInAnyWindow(grants, windowMs, (g) => g.cost.ip);
-    console.log(`two accounts: max per window uid A ${maxA}/${uidA.limit}, uid B ${maxB}/${uidB.limit}, ip ${maxIp}/${ip.limit}`);
+    console.log(
+      `two accounts: max per window uid A ${maxA}/${uidA.limit}, uid B ${maxB}/${uidB.limit}, ip ${maxIp}/${ip.limit}`,
+    );
     expect(maxA).toBeLessThanOrEqual(uidA.limit);
     expect(maxB).toBeLessThanOrEqual(uidB.limit);
     expect(maxIp).toBeLessThanOrEqual(ip.limit);
@@ -238,7 +254,12 @@ describe("RedisWeightGate", () => {
   });
 
   it("refuses a cost larger than the whole budget at once", async () => {
-    const gate = processGate({ ip: { key: key("ip"), limit: 40 }, uid: { key: key("uid"), limit: 100 }, windowMs: 100, maxInFlightMs: 1000 });
+    const gate = processGate({
+      ip: { key: key("ip"), limit: 40 },
+      uid: { key: key("uid"), limit: 100 },
+      windowMs: 100,
+      maxInFlightMs: 1000,
+    });
     await expect(gate.acquire({ ip: 41, uid: 1 })).rejects.toThrow(/exceeds the whole budget/);
     await expect(gate.acquire({ ip: 1, uid: 101 })).rejects.toThrow(/exceeds the whole budget/);
     // Refused outright: nothing was charged in Redis.
@@ -332,9 +353,21 @@ describe("RedisWeightGate", () => {
   });
 
   it("propagates Redis errors from acquire() rather than letting the request through", async () => {
-    const dead = new Redis({ host: "127.0.0.1", port: 1, enableOfflineQueue: false, retryStrategy: () => null, lazyConnect: true });
+    const dead = new Redis({
+      host: "127.0.0.1",
+      port: 1,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+      lazyConnect: true,
+    });
     dead.on("error", () => undefined);
-    const gate = new RedisWeightGate({ redis: dead, ip: { key: key("ip"), limit: 10 }, uid: { key: key("uid"), limit: 10 }, windowMs: 100, maxInFlightMs: 1000 });
+    const gate = new RedisWeightGate({
+      redis: dead,
+      ip: { key: key("ip"), limit: 10 },
+      uid: { key: key("uid"), limit: 10 },
+      windowMs: 100,
+      maxInFlightMs: 1000,
+    });
     await expect(gate.acquire({ ip: 1, uid: 1 })).rejects.toThrow();
     dead.disconnect();
   });

@@ -16,7 +16,10 @@ const RANGE_MSG = "startTime must be within the last 90 days. Time range cannot 
 describe("refusalOf", () => {
   it.each([
     [`{"code":"-1170","msg":"${RANGE_MSG}"}`, { kind: "time-range", code: "-1170", historyDays: 90, maxSpanDays: 100 }],
-    [`{"code":-1170,"msg":"Time range cannot exceed 2.5 days"}`, { kind: "time-range", code: "-1170", maxSpanDays: 2.5 }],
+    [
+      `{"code":-1170,"msg":"Time range cannot exceed 2.5 days"}`,
+      { kind: "time-range", code: "-1170", maxSpanDays: 2.5 },
+    ],
     [`{"code":"40006","msg":"Invalid ACCESS_KEY","requestTime":1}`, { kind: "credentials", code: "40006" }],
     [`{"code":-1050,"msg":"no permission"}`, { kind: "credentials", code: "-1050" }],
     [`{"code":"429","msg":"Too Many Requests"}`, { kind: "rate-limited", code: "429" }],
@@ -40,7 +43,11 @@ describe("refusalOf", () => {
   });
 
   it("reads a time-range refusal's numbers only when its message gives them", () => {
-    expect(classifyRefusal("-1170", "QUERY_TIME_OUT_OF_RANGE")).toEqual({ code: "-1170", msg: "QUERY_TIME_OUT_OF_RANGE", kind: "time-range" });
+    expect(classifyRefusal("-1170", "QUERY_TIME_OUT_OF_RANGE")).toEqual({
+      code: "-1170",
+      msg: "QUERY_TIME_OUT_OF_RANGE",
+      kind: "time-range",
+    });
   });
 });
 
@@ -66,14 +73,17 @@ afterEach(async () => {
 const query = { startTime: 1, endTime: 2, limit: 100 };
 
 describe("the client meets a refusal", () => {
-  it.each([200, 400])("a time-range refusal at HTTP %i is final at once, with its code, message and numbers", async (status) => {
-    const ex = await answering(status, `{"code":"-1170","msg":"${RANGE_MSG}","requestTime":1}`);
-    const err = await fetchBillsPage(sandboxClient(ex, { maxAttempts: 4 }), query).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ExchangeTimeRangeRefusal);
-    expect(err).toMatchObject({ code: "-1170", status, historyDays: 90, maxSpanDays: 100 });
-    expect(String(err)).toContain(`code -1170): ${RANGE_MSG}`);
-    expect(ex.requests()).toBe(1);
-  });
+  it.each([200, 400])(
+    "a time-range refusal at HTTP %i is final at once, with its code, message and numbers",
+    async (status) => {
+      const ex = await answering(status, `{"code":"-1170","msg":"${RANGE_MSG}","requestTime":1}`);
+      const err = await fetchBillsPage(sandboxClient(ex, { maxAttempts: 4 }), query).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ExchangeTimeRangeRefusal);
+      expect(err).toMatchObject({ code: "-1170", status, historyDays: 90, maxSpanDays: 100 });
+      expect(String(err)).toContain(`code -1170): ${RANGE_MSG}`);
+      expect(ex.requests()).toBe(1);
+    },
+  );
 
   it("an unknown code at HTTP 200 is final at once, naming code and message (not retried as a page without items)", async () => {
     const ex = await answering(200, `{"code":"55555","msg":"a refusal we have never seen"}`);

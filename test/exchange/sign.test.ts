@@ -12,12 +12,20 @@ describe("ACCESS-SIGN", () => {
       queryString: "",
       body: '{"startTime":1699990000000,"endTime":1700000000000,"limit":100}',
     };
-    expect(prehash(input)).toBe('1700000000123POST/capi/v2/account/bills{"startTime":1699990000000,"endTime":1700000000000,"limit":100}');
+    expect(prehash(input)).toBe(
+      '1700000000123POST/capi/v2/account/bills{"startTime":1699990000000,"endTime":1700000000000,"limit":100}',
+    );
     expect(sign("sandbox-secret", input)).toBe("u7pe3Ym5hVa2Et+/VHWbseyw2wJgq9yvF0zRp/ppnKM=");
   });
 
   it("signs a GET with its query string after '?'", () => {
-    const input = { timestamp: "1700000000456", method: "GET", requestPath: "/capi/v2/account/account", queryString: "coinId=2", body: "" };
+    const input = {
+      timestamp: "1700000000456",
+      method: "GET",
+      requestPath: "/capi/v2/account/account",
+      queryString: "coinId=2",
+      body: "",
+    };
     expect(sign("sandbox-secret", input)).toBe("JULrnfdywyme19y+E5JUJhzOZcnJ7Nao29yE4fZY1Jw=");
   });
 

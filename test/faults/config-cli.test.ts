@@ -42,7 +42,8 @@ const file = (name: string, text: string) => {
   writeFileSync(path, text);
   return path;
 };
-const ACCOUNT = (name: string, extra = "") => `  - name: ${name}\n    apiKeyEnv: K1\n    apiSecretEnv: S1\n    passphraseEnv: P1\n${extra}`;
+const ACCOUNT = (name: string, extra = "") =>
+  `  - name: ${name}\n    apiKeyEnv: K1\n    apiSecretEnv: S1\n    passphraseEnv: P1\n${extra}`;
 
 const SYNC = ["sync", "--once"];
 const WORKER = ["worker"];
@@ -54,70 +55,345 @@ const BACKFILL = ["backfill", "--from", "2026-01-01", "--to", "2026-01-02", "--i
  * below, through the same loadConfig the command calls first).
  */
 const VARIABLES: Case[] = [
-  { what: "DATABASE_URL with a port that is not a number", covers: "DATABASE_URL", args: ["migrate"], env: { DATABASE_URL: "postgresql://u:hunter2@db:port/ledger" }, says: /DATABASE_URL is not a URL/, secret: "hunter2" },
-  { what: "REDIS_URL with a port that is not a number", covers: "REDIS_URL", args: WORKER, env: { REDIS_URL: "redis://127.0.0.1:port" }, says: /REDIS_URL is not a URL/ },
-  { what: "EXCHANGE_BASE_URL plain http to a remote host", covers: "EXCHANGE_BASE_URL", args: SYNC, env: { EXCHANGE_BASE_URL: "http://api-contract.weex.com" }, says: /EXCHANGE_BASE_URL must use https \(plain http is allowed only to loopback\)/ },
-  { what: "EXCHANGE_API_KEY with spaces around it", covers: "EXCHANGE_API_KEY", args: SYNC, env: { EXCHANGE_API_KEY: " key-with-spaces " }, says: /EXCHANGE_API_KEY must not have white space around it/, secret: "key-with-spaces" },
-  { what: "EXCHANGE_API_SECRET with a trailing newline", covers: "EXCHANGE_API_SECRET", args: SYNC, env: { EXCHANGE_API_SECRET: "s3cret-value\n" }, says: /EXCHANGE_API_SECRET must not have white space around it/, secret: "s3cret-value" },
-  { what: "EXCHANGE_API_PASSPHRASE with a control character", covers: "EXCHANGE_API_PASSPHRASE", args: ["snapshot", "--once"], env: { EXCHANGE_API_PASSPHRASE: "pass\u0007phrase" }, says: /EXCHANGE_API_PASSPHRASE must not have white space around it or control characters/, secret: "phrase" },
-  { what: "EXCHANGE_LOCALE not a locale", covers: "EXCHANGE_LOCALE", args: SYNC, env: { EXCHANGE_LOCALE: "english please" }, says: /EXCHANGE_LOCALE must be a locale such as en-US/ },
-  { what: "ACCOUNT_NAME with a space", covers: "ACCOUNT_NAME", args: SYNC, env: { ACCOUNT_NAME: "my account" }, says: /ACCOUNT_NAME must be 1-64 letters/ },
-  { what: "SYNC_COIN_IDS with a coin name", covers: "SYNC_COIN_IDS", args: ["snapshot", "--once"], env: { SYNC_COIN_IDS: "2,usdt" }, says: /SYNC_COIN_IDS must be a comma-separated list of numeric coin ids \(bad entry: "usdt"\)/ },
-  { what: "COIN_NAMES name before id", covers: "COIN_NAMES", args: ["verify"], env: { COIN_NAMES: "USDT=2" }, says: /COIN_NAMES must be a comma-separated list of coinId=NAME pairs such as 2=USDT,1=USDC \(bad entry: "USDT=2"\)/ },
-  { what: "BACKFILL_FROM a day that does not exist", covers: "BACKFILL_FROM", args: SYNC, env: { BACKFILL_FROM: "2026-02-30" }, says: /BACKFILL_FROM must be an ISO date/ },
-  { what: "SYNC_LOOKBACK_MS negative", covers: "SYNC_LOOKBACK_MS", args: SYNC, env: { SYNC_LOOKBACK_MS: "-5" }, says: /SYNC_LOOKBACK_MS must be a whole number/ },
-  { what: "SYNC_RESWEEP_HOURS in days", covers: "SYNC_RESWEEP_HOURS", args: WORKER, env: { SYNC_RESWEEP_HOURS: "2d" }, says: /SYNC_RESWEEP_HOURS must be a whole number/ },
-  { what: "RATE_LIMIT_IP_WEIGHT zero", covers: "RATE_LIMIT_IP_WEIGHT", args: WORKER, env: { RATE_LIMIT_IP_WEIGHT: "0" }, says: /RATE_LIMIT_IP_WEIGHT must be a positive whole number/ },
-  { what: "RATE_LIMIT_UID_WEIGHT in exponent notation", covers: "RATE_LIMIT_UID_WEIGHT", args: BACKFILL, env: { RATE_LIMIT_UID_WEIGHT: "1e3" }, says: /RATE_LIMIT_UID_WEIGHT must be a whole number/ },
-  { what: "RATE_LIMIT_WINDOW_MS a word", covers: "RATE_LIMIT_WINDOW_MS", args: SYNC, env: { RATE_LIMIT_WINDOW_MS: "ten" }, says: /RATE_LIMIT_WINDOW_MS must be a whole number/ },
-  { what: "SNAPSHOT_HISTORY_RETENTION_DAYS zero", covers: "SNAPSHOT_HISTORY_RETENTION_DAYS", args: ["snapshot", "--once"], env: { SNAPSHOT_HISTORY_RETENTION_DAYS: "0" }, says: /SNAPSHOT_HISTORY_RETENTION_DAYS must be a whole number of days/ },
-  { what: "ACCOUNTS_FILE that does not exist", covers: "ACCOUNTS_FILE", args: WORKER, env: { ACCOUNTS_FILE: join(dir, "missing.yaml") }, says: /ACCOUNTS_FILE .*missing\.yaml cannot be read/ },
-  { what: "BILLS_INTERVAL_MS zero", covers: "BILLS_INTERVAL_MS", args: WORKER, env: { BILLS_INTERVAL_MS: "0" }, says: /BILLS_INTERVAL_MS must be a positive whole number/ },
-  { what: "SNAPSHOT_INTERVAL_MS fractional", covers: "SNAPSHOT_INTERVAL_MS", args: WORKER, env: { SNAPSHOT_INTERVAL_MS: "1.5" }, says: /SNAPSHOT_INTERVAL_MS must be a whole number/ },
-  { what: "SHUTDOWN_TIMEOUT_MS negative", covers: "SHUTDOWN_TIMEOUT_MS", args: WORKER, env: { SHUTDOWN_TIMEOUT_MS: "-1" }, says: /SHUTDOWN_TIMEOUT_MS must be a whole number/ },
-  { what: "METRICS_PORT past 65535", covers: "METRICS_PORT", args: WORKER, env: { METRICS_PORT: "70000" }, says: /METRICS_PORT must be a port number \(0-65535\)/ },
-  { what: "HEALTH_MAX_SYNC_AGE_MS a word", covers: "HEALTH_MAX_SYNC_AGE_MS", args: WORKER, env: { HEALTH_MAX_SYNC_AGE_MS: "soon" }, says: /HEALTH_MAX_SYNC_AGE_MS must be a whole number/ },
-  { what: "JOB_LOCK_DURATION_MS past 2^53", covers: "JOB_LOCK_DURATION_MS", args: WORKER, env: { JOB_LOCK_DURATION_MS: "99999999999999999999" }, says: /JOB_LOCK_DURATION_MS is too large/ },
-  { what: "BULL_BOARD_ENABLED neither true nor false", covers: "BULL_BOARD_ENABLED", args: WORKER, env: { BULL_BOARD_ENABLED: "maybe" }, says: /BULL_BOARD_ENABLED must be true or false/ },
-  { what: "QUEUE_PREFIX with a space", covers: "QUEUE_PREFIX", args: WORKER, env: { QUEUE_PREFIX: "ledger sync" }, says: /QUEUE_PREFIX must be 1-64 letters/ },
-  { what: "EGRESS_ID with a tab", covers: "EGRESS_ID", args: WORKER, env: { EGRESS_ID: "office\tA" }, says: /EGRESS_ID must be 1-128 printable characters without spaces/ },
-  { what: "EXCHANGE_TIMEOUT_MS zero", covers: "EXCHANGE_TIMEOUT_MS", args: SYNC, env: { EXCHANGE_TIMEOUT_MS: "0" }, says: /EXCHANGE_TIMEOUT_MS must be a positive whole number/ },
-  { what: "EXCHANGE_MAX_ATTEMPTS a word", covers: "EXCHANGE_MAX_ATTEMPTS", args: SYNC, env: { EXCHANGE_MAX_ATTEMPTS: "many" }, says: /EXCHANGE_MAX_ATTEMPTS must be a whole number/ },
-  { what: "CROSS_CHECK_INTERVAL_MS a word", covers: "CROSS_CHECK_INTERVAL_MS", args: SYNC, env: { CROSS_CHECK_INTERVAL_MS: "hourly" }, says: /CROSS_CHECK_INTERVAL_MS must be a whole number/ },
-  { what: "BILLS_SOURCE unknown", covers: "BILLS_SOURCE", args: SYNC, env: { BILLS_SOURCE: "v1" }, says: /BILLS_SOURCE must be one of v2, v3/ },
-  { what: "EXCHANGE_MAX_WAIT_MS zero", covers: "EXCHANGE_MAX_WAIT_MS", args: SYNC, env: { EXCHANGE_MAX_WAIT_MS: "0" }, says: /EXCHANGE_MAX_WAIT_MS must be a positive whole number/ },
-  { what: "EXCHANGE_MAX_SPAN_MS in days", covers: "EXCHANGE_MAX_SPAN_MS", args: SYNC, env: { EXCHANGE_MAX_SPAN_MS: "2d" }, says: /EXCHANGE_MAX_SPAN_MS must be a whole number of milliseconds/ },
-  { what: "EXCHANGE_HISTORY_DAYS negative", covers: "EXCHANGE_HISTORY_DAYS", args: BACKFILL, env: { EXCHANGE_HISTORY_DAYS: "-90" }, says: /EXCHANGE_HISTORY_DAYS must be a number of days/ },
-  { what: "LOG_LEVEL unknown", covers: "LOG_LEVEL", args: ["migrate"], env: { LOG_LEVEL: "loud" }, says: /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/ },
-  { what: "LOG_FORMAT unknown", covers: "LOG_FORMAT", args: ["migrate"], env: { LOG_FORMAT: "xml" }, says: /LOG_FORMAT must be one of json, pretty/ },
+  {
+    what: "DATABASE_URL with a port that is not a number",
+    covers: "DATABASE_URL",
+    args: ["migrate"],
+    env: { DATABASE_URL: "postgresql://u:hunter2@db:port/ledger" },
+    says: /DATABASE_URL is not a URL/,
+    secret: "hunter2",
+  },
+  {
+    what: "REDIS_URL with a port that is not a number",
+    covers: "REDIS_URL",
+    args: WORKER,
+    env: { REDIS_URL: "redis://127.0.0.1:port" },
+    says: /REDIS_URL is not a URL/,
+  },
+  {
+    what: "EXCHANGE_BASE_URL plain http to a remote host",
+    covers: "EXCHANGE_BASE_URL",
+    args: SYNC,
+    env: { EXCHANGE_BASE_URL: "http://api-contract.weex.com" },
+    says: /EXCHANGE_BASE_URL must use https \(plain http is allowed only to loopback\)/,
+  },
+  {
+    what: "EXCHANGE_API_KEY with spaces around it",
+    covers: "EXCHANGE_API_KEY",
+    args: SYNC,
+    env: { EXCHANGE_API_KEY: " key-with-spaces " },
+    says: /EXCHANGE_API_KEY must not have white space around it/,
+    secret: "key-with-spaces",
+  },
+  {
+    what: "EXCHANGE_API_SECRET with a trailing newline",
+    covers: "EXCHANGE_API_SECRET",
+    args: SYNC,
+    env: { EXCHANGE_API_SECRET: "s3cret-value\n" },
+    says: /EXCHANGE_API_SECRET must not have white space around it/,
+    secret: "s3cret-value",
+  },
+  {
+    what: "EXCHANGE_API_PASSPHRASE with a control character",
+    covers: "EXCHANGE_API_PASSPHRASE",
+    args: ["snapshot", "--once"],
+    env: { EXCHANGE_API_PASSPHRASE: "pass\u0007phrase" },
+    says: /EXCHANGE_API_PASSPHRASE must not have white space around it or control characters/,
+    secret: "phrase",
+  },
+  {
+    what: "EXCHANGE_LOCALE not a locale",
+    covers: "EXCHANGE_LOCALE",
+    args: SYNC,
+    env: { EXCHANGE_LOCALE: "english please" },
+    says: /EXCHANGE_LOCALE must be a locale such as en-US/,
+  },
+  {
+    what: "ACCOUNT_NAME with a space",
+    covers: "ACCOUNT_NAME",
+    args: SYNC,
+    env: { ACCOUNT_NAME: "my account" },
+    says: /ACCOUNT_NAME must be 1-64 letters/,
+  },
+  {
+    what: "SYNC_COIN_IDS with a coin name",
+    covers: "SYNC_COIN_IDS",
+    args: ["snapshot", "--once"],
+    env: { SYNC_COIN_IDS: "2,usdt" },
+    says: /SYNC_COIN_IDS must be a comma-separated list of numeric coin ids \(bad entry: "usdt"\)/,
+  },
+  {
+    what: "COIN_NAMES name before id",
+    covers: "COIN_NAMES",
+    args: ["verify"],
+    env: { COIN_NAMES: "USDT=2" },
+    says: /COIN_NAMES must be a comma-separated list of coinId=NAME pairs such as 2=USDT,1=USDC \(bad entry: "USDT=2"\)/,
+  },
+  {
+    what: "BACKFILL_FROM a day that does not exist",
+    covers: "BACKFILL_FROM",
+    args: SYNC,
+    env: { BACKFILL_FROM: "2026-02-30" },
+    says: /BACKFILL_FROM must be an ISO date/,
+  },
+  {
+    what: "SYNC_LOOKBACK_MS negative",
+    covers: "SYNC_LOOKBACK_MS",
+    args: SYNC,
+    env: { SYNC_LOOKBACK_MS: "-5" },
+    says: /SYNC_LOOKBACK_MS must be a whole number/,
+  },
+  {
+    what: "SYNC_RESWEEP_HOURS in days",
+    covers: "SYNC_RESWEEP_HOURS",
+    args: WORKER,
+    env: { SYNC_RESWEEP_HOURS: "2d" },
+    says: /SYNC_RESWEEP_HOURS must be a whole number/,
+  },
+  {
+    what: "RATE_LIMIT_IP_WEIGHT zero",
+    covers: "RATE_LIMIT_IP_WEIGHT",
+    args: WORKER,
+    env: { RATE_LIMIT_IP_WEIGHT: "0" },
+    says: /RATE_LIMIT_IP_WEIGHT must be a positive whole number/,
+  },
+  {
+    what: "RATE_LIMIT_UID_WEIGHT in exponent notation",
+    covers: "RATE_LIMIT_UID_WEIGHT",
+    args: BACKFILL,
+    env: { RATE_LIMIT_UID_WEIGHT: "1e3" },
+    says: /RATE_LIMIT_UID_WEIGHT must be a whole number/,
+  },
+  {
+    what: "RATE_LIMIT_WINDOW_MS a word",
+    covers: "RATE_LIMIT_WINDOW_MS",
+    args: SYNC,
+    env: { RATE_LIMIT_WINDOW_MS: "ten" },
+    says: /RATE_LIMIT_WINDOW_MS must be a whole number/,
+  },
+  {
+    what: "SNAPSHOT_HISTORY_RETENTION_DAYS zero",
+    covers: "SNAPSHOT_HISTORY_RETENTION_DAYS",
+    args: ["snapshot", "--once"],
+    env: { SNAPSHOT_HISTORY_RETENTION_DAYS: "0" },
+    says: /SNAPSHOT_HISTORY_RETENTION_DAYS must be a whole number of days/,
+  },
+  {
+    what: "ACCOUNTS_FILE that does not exist",
+    covers: "ACCOUNTS_FILE",
+    args: WORKER,
+    env: { ACCOUNTS_FILE: join(dir, "missing.yaml") },
+    says: /ACCOUNTS_FILE .*missing\.yaml cannot be read/,
+  },
+  {
+    what: "BILLS_INTERVAL_MS zero",
+    covers: "BILLS_INTERVAL_MS",
+    args: WORKER,
+    env: { BILLS_INTERVAL_MS: "0" },
+    says: /BILLS_INTERVAL_MS must be a positive whole number/,
+  },
+  {
+    what: "SNAPSHOT_INTERVAL_MS fractional",
+    covers: "SNAPSHOT_INTERVAL_MS",
+    args: WORKER,
+    env: { SNAPSHOT_INTERVAL_MS: "1.5" },
+    says: /SNAPSHOT_INTERVAL_MS must be a whole number/,
+  },
+  {
+    what: "SHUTDOWN_TIMEOUT_MS negative",
+    covers: "SHUTDOWN_TIMEOUT_MS",
+    args: WORKER,
+    env: { SHUTDOWN_TIMEOUT_MS: "-1" },
+    says: /SHUTDOWN_TIMEOUT_MS must be a whole number/,
+  },
+  {
+    what: "METRICS_PORT past 65535",
+    covers: "METRICS_PORT",
+    args: WORKER,
+    env: { METRICS_PORT: "70000" },
+    says: /METRICS_PORT must be a port number \(0-65535\)/,
+  },
+  {
+    what: "HEALTH_MAX_SYNC_AGE_MS a word",
+    covers: "HEALTH_MAX_SYNC_AGE_MS",
+    args: WORKER,
+    env: { HEALTH_MAX_SYNC_AGE_MS: "soon" },
+    says: /HEALTH_MAX_SYNC_AGE_MS must be a whole number/,
+  },
+  {
+    what: "JOB_LOCK_DURATION_MS past 2^53",
+    covers: "JOB_LOCK_DURATION_MS",
+    args: WORKER,
+    env: { JOB_LOCK_DURATION_MS: "99999999999999999999" },
+    says: /JOB_LOCK_DURATION_MS is too large/,
+  },
+  {
+    what: "BULL_BOARD_ENABLED neither true nor false",
+    covers: "BULL_BOARD_ENABLED",
+    args: WORKER,
+    env: { BULL_BOARD_ENABLED: "maybe" },
+    says: /BULL_BOARD_ENABLED must be true or false/,
+  },
+  {
+    what: "QUEUE_PREFIX with a space",
+    covers: "QUEUE_PREFIX",
+    args: WORKER,
+    env: { QUEUE_PREFIX: "ledger sync" },
+    says: /QUEUE_PREFIX must be 1-64 letters/,
+  },
+  {
+    what: "EGRESS_ID with a tab",
+    covers: "EGRESS_ID",
+    args: WORKER,
+    env: { EGRESS_ID: "office\tA" },
+    says: /EGRESS_ID must be 1-128 printable characters without spaces/,
+  },
+  {
+    what: "EXCHANGE_TIMEOUT_MS zero",
+    covers: "EXCHANGE_TIMEOUT_MS",
+    args: SYNC,
+    env: { EXCHANGE_TIMEOUT_MS: "0" },
+    says: /EXCHANGE_TIMEOUT_MS must be a positive whole number/,
+  },
+  {
+    what: "EXCHANGE_MAX_ATTEMPTS a word",
+    covers: "EXCHANGE_MAX_ATTEMPTS",
+    args: SYNC,
+    env: { EXCHANGE_MAX_ATTEMPTS: "many" },
+    says: /EXCHANGE_MAX_ATTEMPTS must be a whole number/,
+  },
+  {
+    what: "CROSS_CHECK_INTERVAL_MS a word",
+    covers: "CROSS_CHECK_INTERVAL_MS",
+    args: SYNC,
+    env: { CROSS_CHECK_INTERVAL_MS: "hourly" },
+    says: /CROSS_CHECK_INTERVAL_MS must be a whole number/,
+  },
+  {
+    what: "BILLS_SOURCE unknown",
+    covers: "BILLS_SOURCE",
+    args: SYNC,
+    env: { BILLS_SOURCE: "v1" },
+    says: /BILLS_SOURCE must be one of v2, v3/,
+  },
+  {
+    what: "EXCHANGE_MAX_WAIT_MS zero",
+    covers: "EXCHANGE_MAX_WAIT_MS",
+    args: SYNC,
+    env: { EXCHANGE_MAX_WAIT_MS: "0" },
+    says: /EXCHANGE_MAX_WAIT_MS must be a positive whole number/,
+  },
+  {
+    what: "EXCHANGE_MAX_SPAN_MS in days",
+    covers: "EXCHANGE_MAX_SPAN_MS",
+    args: SYNC,
+    env: { EXCHANGE_MAX_SPAN_MS: "2d" },
+    says: /EXCHANGE_MAX_SPAN_MS must be a whole number of milliseconds/,
+  },
+  {
+    what: "EXCHANGE_HISTORY_DAYS negative",
+    covers: "EXCHANGE_HISTORY_DAYS",
+    args: BACKFILL,
+    env: { EXCHANGE_HISTORY_DAYS: "-90" },
+    says: /EXCHANGE_HISTORY_DAYS must be a number of days/,
+  },
+  {
+    what: "LOG_LEVEL unknown",
+    covers: "LOG_LEVEL",
+    args: ["migrate"],
+    env: { LOG_LEVEL: "loud" },
+    says: /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/,
+  },
+  {
+    what: "LOG_FORMAT unknown",
+    covers: "LOG_FORMAT",
+    args: ["migrate"],
+    env: { LOG_FORMAT: "xml" },
+    says: /LOG_FORMAT must be one of json, pretty/,
+  },
 ];
 
 /** Required variables left out, and a file that ACCOUNTS_FILE names with bad content (more such files in-process below). */
 const MISSING_AND_FILES: Case[] = [
-  { what: "no exchange credentials for sync", args: SYNC, env: { EXCHANGE_API_KEY: undefined, EXCHANGE_API_PASSPHRASE: undefined }, says: /EXCHANGE_API_KEY, EXCHANGE_API_PASSPHRASE are required to call the exchange/ },
+  {
+    what: "no exchange credentials for sync",
+    args: SYNC,
+    env: { EXCHANGE_API_KEY: undefined, EXCHANGE_API_PASSPHRASE: undefined },
+    says: /EXCHANGE_API_KEY, EXCHANGE_API_PASSPHRASE are required to call the exchange/,
+  },
   { what: "no REDIS_URL for the worker", args: WORKER, env: { REDIS_URL: undefined }, says: /REDIS_URL is required/ },
-  { what: "an ACCOUNTS_FILE naming an unset variable", args: WORKER, env: { ACCOUNTS_FILE: file("unset.yaml", `accounts:\n${ACCOUNT("main").replace("S1", "NOT_SET_ANYWHERE")}`) }, says: /ACCOUNTS_FILE .*account "main": environment variable NOT_SET_ANYWHERE \(apiSecretEnv\) is not set/ },
+  {
+    what: "an ACCOUNTS_FILE naming an unset variable",
+    args: WORKER,
+    env: { ACCOUNTS_FILE: file("unset.yaml", `accounts:\n${ACCOUNT("main").replace("S1", "NOT_SET_ANYWHERE")}`) },
+    says: /ACCOUNTS_FILE .*account "main": environment variable NOT_SET_ANYWHERE \(apiSecretEnv\) is not set/,
+  },
 ];
 
 /** Flags and arguments of every command. */
 const FLAGS: Case[] = [
   { what: "an unknown command", args: ["frobnicate"], says: /unknown command 'frobnicate'/ },
-  { what: "migrate: an unknown flag", args: ["migrate", "--force"], says: /unknown option '--force'.*ledger-sync migrate --help/ },
+  {
+    what: "migrate: an unknown flag",
+    args: ["migrate", "--force"],
+    says: /unknown option '--force'.*ledger-sync migrate --help/,
+  },
   { what: "sync: an unknown flag", args: ["sync", "--once", "--bogus"], says: /unknown option '--bogus'/ },
   { what: "snapshot: without --once", args: ["snapshot"], says: /snapshot needs --once/ },
   { what: "worker: an extra argument", args: ["worker", "now"], says: /too many arguments for 'worker'/ },
-  { what: "backfill: no --from", args: ["backfill", "--inline"], says: /required option '--from <date\|ms>' not specified/ },
-  { what: "backfill: --to a day that does not exist", args: ["backfill", "--from", "2026-01-01", "--to", "2026-02-29"], says: /--to must be an ISO date/ },
-  { what: "backfill: --to before --from", args: ["backfill", "--from", "2026-01-02", "--to", "2026-01-01", "--inline"], says: /--to is before --from/ },
-  { what: "backfill: --account not configured", args: [...BACKFILL, "--account", "nobody"], says: /--account nobody is not a configured account/ },
+  {
+    what: "backfill: no --from",
+    args: ["backfill", "--inline"],
+    says: /required option '--from <date\|ms>' not specified/,
+  },
+  {
+    what: "backfill: --to a day that does not exist",
+    args: ["backfill", "--from", "2026-01-01", "--to", "2026-02-29"],
+    says: /--to must be an ISO date/,
+  },
+  {
+    what: "backfill: --to before --from",
+    args: ["backfill", "--from", "2026-01-02", "--to", "2026-01-01", "--inline"],
+    says: /--to is before --from/,
+  },
+  {
+    what: "backfill: --account not configured",
+    args: [...BACKFILL, "--account", "nobody"],
+    says: /--account nobody is not a configured account/,
+  },
   { what: "verify: --from a word", args: ["verify", "--from", "soon"], says: /--from must be an ISO date/ },
-  { what: "verify: --to before --from", args: ["verify", "--from", "2026-02-01", "--to", "2026-01-01"], says: /--to is before --from/ },
-  { what: "verify: --account with no bills", args: ["verify", "--account", "nobody"], says: /--account nobody: no bills are stored for that account/, migrated: true },
+  {
+    what: "verify: --to before --from",
+    args: ["verify", "--from", "2026-02-01", "--to", "2026-01-01"],
+    says: /--to is before --from/,
+  },
+  {
+    what: "verify: --account with no bills",
+    args: ["verify", "--account", "nobody"],
+    says: /--account nobody: no bills are stored for that account/,
+    migrated: true,
+  },
   { what: "status: an unknown flag", args: ["status", "--all"], says: /unknown option '--all'/ },
-  { what: "grant-readonly: a role name that is not an identifier", args: ["grant-readonly", "Robert'); DROP TABLE bills;--"], says: /role name .* must be 1-63 lower-case letters/ },
-  { what: "sandbox: --port past 65535", args: ["sandbox", "--port", "70000"], says: /--port must be a port number from 0 to 65535/ },
-  { what: "sandbox: --page-cap past 100", args: ["sandbox", "--page-cap", "101"], says: /--page-cap must be a whole number from 1 to 100/ },
-  { what: "sandbox: --max-span in weeks", args: ["sandbox", "--max-span", "2w"], says: /--max-span must be whole milliseconds or a duration like 36h or 2d/ },
+  {
+    what: "grant-readonly: a role name that is not an identifier",
+    args: ["grant-readonly", "Robert'); DROP TABLE bills;--"],
+    says: /role name .* must be 1-63 lower-case letters/,
+  },
+  {
+    what: "sandbox: --port past 65535",
+    args: ["sandbox", "--port", "70000"],
+    says: /--port must be a port number from 0 to 65535/,
+  },
+  {
+    what: "sandbox: --page-cap past 100",
+    args: ["sandbox", "--page-cap", "101"],
+    says: /--page-cap must be a whole number from 1 to 100/,
+  },
+  {
+    what: "sandbox: --max-span in weeks",
+    args: ["sandbox", "--max-span", "2w"],
+    says: /--max-span must be whole milliseconds or a duration like 36h or 2d/,
+  },
   { what: "demo: --bills not a number", args: ["demo", "--bills", "many"], says: /--bills .*must be a whole number/ },
 ];
 
@@ -213,7 +489,14 @@ async function runAll(cases: Case[], parallel: number): Promise<void> {
         const c = cases[next++]!;
         const env = baseEnv(c);
         // undefined removes a variable from the base (runCli passes only what is set).
-        results.set(c, await runCli(c.args, Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>, 30_000));
+        results.set(
+          c,
+          await runCli(
+            c.args,
+            Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>,
+            30_000,
+          ),
+        );
       }
     }),
   );
@@ -257,7 +540,9 @@ describe("bad configuration: every variable", () => {
     expect(results.get(c)!.stderr).toContain(c.covers!);
   });
 
-  it.each(MISSING_AND_FILES.map((c) => [c.what, c] as const))("%s: one line naming it, exit 2", (_what, c) => expectOneLineRefusal(c));
+  it.each(MISSING_AND_FILES.map((c) => [c.what, c] as const))("%s: one line naming it, exit 2", (_what, c) =>
+    expectOneLineRefusal(c),
+  );
 });
 
 describe("bad configuration: more values per variable, in-process", () => {
@@ -278,13 +563,37 @@ describe("bad configuration: more values per variable, in-process", () => {
   });
 
   it.each([
-    ["a name listed twice", `accounts:\n${ACCOUNT("main")}${ACCOUNT("main")}`, /accounts\.1\.name "main" appears twice/],
-    ["a backfillFrom that is not a day", `accounts:\n${ACCOUNT("main", "    backfillFrom: 2026-02-30\n")}`, /accounts\.0\.backfillFrom must be an ISO date/],
+    [
+      "a name listed twice",
+      `accounts:\n${ACCOUNT("main")}${ACCOUNT("main")}`,
+      /accounts\.1\.name "main" appears twice/,
+    ],
+    [
+      "a backfillFrom that is not a day",
+      `accounts:\n${ACCOUNT("main", "    backfillFrom: 2026-02-30\n")}`,
+      /accounts\.0\.backfillFrom must be an ISO date/,
+    ],
     ["no accounts", "accounts: []\n", /accounts must list at least one account/],
-    ["an unknown billsSource", `accounts:\n${ACCOUNT("main", "    billsSource: v1\n")}`, /accounts\.0\.billsSource must be one of v2, v3/],
+    [
+      "an unknown billsSource",
+      `accounts:\n${ACCOUNT("main", "    billsSource: v1\n")}`,
+      /accounts\.0\.billsSource must be one of v2, v3/,
+    ],
     ["text that is not YAML", "accounts: [\n  - name: x\n", /is not valid YAML/],
-    ["a secret written into it", JSON.stringify({ accounts: [{ name: "main", apiKeyEnv: "K1", apiSecretEnv: "S1", passphraseEnv: "P1", apiSecret: "inline-secret" }] }), /accounts\.0 Unrecognized key: "apiSecret"/],
-    ["a secret instead of a variable name", `accounts:\n${ACCOUNT("main").replace("apiKeyEnv: K1", "apiKeyEnv: sk-live-123")}`, /accounts\.0\.apiKeyEnv must be the name of an environment variable/],
+    [
+      "a secret written into it",
+      JSON.stringify({
+        accounts: [
+          { name: "main", apiKeyEnv: "K1", apiSecretEnv: "S1", passphraseEnv: "P1", apiSecret: "inline-secret" },
+        ],
+      }),
+      /accounts\.0 Unrecognized key: "apiSecret"/,
+    ],
+    [
+      "a secret instead of a variable name",
+      `accounts:\n${ACCOUNT("main").replace("apiKeyEnv: K1", "apiKeyEnv: sk-live-123")}`,
+      /accounts\.0\.apiKeyEnv must be the name of an environment variable/,
+    ],
   ])("an ACCOUNTS_FILE with %s is refused with one line naming it", (_what, text, message) => {
     const path = file(`more-${_what.length}.${text.startsWith("{") ? "json" : "yaml"}`, text);
     const config = loadConfig({ ACCOUNTS_FILE: path });
@@ -297,7 +606,11 @@ describe("bad configuration: more values per variable, in-process", () => {
 describe("BILLS_SOURCE per account", () => {
   it("takes each account's billsSource, and BILLS_SOURCE for the others", () => {
     const path = file("sources.yaml", `accounts:\n${ACCOUNT("main", "    billsSource: v3\n")}${ACCOUNT("hedge")}`);
-    const accounts = loadAccounts(loadConfig({ ACCOUNTS_FILE: path, BILLS_SOURCE: "V2" }), { K1: "k", S1: "s", P1: "p" });
+    const accounts = loadAccounts(loadConfig({ ACCOUNTS_FILE: path, BILLS_SOURCE: "V2" }), {
+      K1: "k",
+      S1: "s",
+      P1: "p",
+    });
     expect(accounts.map((a) => [a.name, a.billsSource])).toEqual([
       ["main", "v3"],
       ["hedge", "v2"],
@@ -307,7 +620,9 @@ describe("BILLS_SOURCE per account", () => {
 });
 
 describe("bad command lines: every command", () => {
-  it.each(FLAGS.map((c) => [c.what, c] as const))("%s: one line naming it, exit 2", (_what, c) => expectOneLineRefusal(c));
+  it.each(FLAGS.map((c) => [c.what, c] as const))("%s: one line naming it, exit 2", (_what, c) =>
+    expectOneLineRefusal(c),
+  );
 });
 
 describe("nothing was started by any of them", () => {
@@ -319,12 +634,16 @@ describe("nothing was started by any of them", () => {
     const client = new pg.Client({ connectionString: empty.url });
     await client.connect();
     try {
-      const { rows } = await client.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')");
+      const { rows } = await client.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+      );
       expect(rows[0]!.n).toBe(0);
     } finally {
       await client.end();
     }
-    const counts = await migrated.db.$queryRawUnsafe<{ n: number }[]>("SELECT (SELECT count(*) FROM bills) + (SELECT count(*) FROM sync_state) + (SELECT count(*) FROM quarantine) AS n");
+    const counts = await migrated.db.$queryRawUnsafe<{ n: number }[]>(
+      "SELECT (SELECT count(*) FROM bills) + (SELECT count(*) FROM sync_state) + (SELECT count(*) FROM quarantine) AS n",
+    );
     expect(Number(counts[0]!.n)).toBe(0);
   });
 

@@ -22,7 +22,15 @@ import { syncAccountSnapshots } from "../../src/streams/snapshots/index.ts";
 import { accountResponse } from "../support/account-fixture.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { accountCaseArb, parsedAt, type AccountCase } from "./support/hostile-account.ts";
-import { buildItem, itemSpec, itemText, pageArb, type ExpectedBill, type ItemCase, type PageCase } from "./support/hostile-bills.ts";
+import {
+  buildItem,
+  itemSpec,
+  itemText,
+  pageArb,
+  type ExpectedBill,
+  type ItemCase,
+  type PageCase,
+} from "./support/hostile-bills.ts";
 import { startHostileExchange, type HostileExchange } from "./support/hostile-exchange.ts";
 import { decimalField, joinSegs, lossyText, type Seg } from "./support/hostile-json.ts";
 
@@ -45,10 +53,26 @@ function parseBody(segs: PageCase["segs"]): { page: BillsPage } | { refused: Err
   }
 }
 
-const billOf = (b: BillsPage["bills"][number]): ExpectedBill => ({ billId: b.billId, coin: b.coin, symbol: b.symbol, businessType: b.businessType, amount: b.amount, balance: b.balance, fillFee: b.fillFee, cTimeMs: b.cTimeMs, raw: b.raw });
+const billOf = (b: BillsPage["bills"][number]): ExpectedBill => ({
+  billId: b.billId,
+  coin: b.coin,
+  symbol: b.symbol,
+  businessType: b.businessType,
+  amount: b.amount,
+  balance: b.balance,
+  fillFee: b.fillFee,
+  cTimeMs: b.cTimeMs,
+  raw: b.raw,
+});
 
 const sameContent = (a: ExpectedBill, b: ExpectedBill) =>
-  a.coin === b.coin && a.symbol === b.symbol && a.businessType === b.businessType && a.amount === b.amount && a.balance === b.balance && a.fillFee === b.fillFee && a.cTimeMs === b.cTimeMs;
+  a.coin === b.coin &&
+  a.symbol === b.symbol &&
+  a.businessType === b.businessType &&
+  a.amount === b.amount &&
+  a.balance === b.balance &&
+  a.fillFee === b.fillFee &&
+  a.cTimeMs === b.cTimeMs;
 
 /**
  * What one window holding these items must store and quarantine: bills in range, a bill id listed
@@ -101,7 +125,9 @@ describe("hostile responses: parse layer", () => {
           const accepted = page.bills.some((b) => b.rawText === t);
           if (accepted !== Boolean(i.bill) || !texts.includes(t)) {
             const why = page.rejected.find((x) => x.rawText === t)?.reason;
-            throw new Error(`item ${i.bill ? "must be stored" : `must be refused (${i.refusal})`} but was ${accepted ? "stored" : `refused: ${why}`}: ${t.slice(0, 500)}`);
+            throw new Error(
+              `item ${i.bill ? "must be stored" : `must be refused (${i.refusal})`} but was ${accepted ? "stored" : `refused: ${why}`}: ${t.slice(0, 500)}`,
+            );
           }
         }
         const good = c.items.filter((i) => i.bill);
@@ -112,7 +138,9 @@ describe("hostile responses: parse layer", () => {
           expect(x.reason).toMatch(bad[k]!.refusal!);
           expect(x.cTimeMs).toBe(bad[k]!.timeMs === undefined ? x.cTimeMs : bad[k]!.timeMs);
         }
-        expect(new Set(page.unknownBusinessTypes)).toEqual(new Set(good.filter((i) => i.unknownType).map((i) => i.bill!.businessType)));
+        expect(new Set(page.unknownBusinessTypes)).toEqual(
+          new Set(good.filter((i) => i.unknownType).map((i) => i.bill!.businessType)),
+        );
 
         // One window holding the page: duplicates resolved, conflicts quarantined with their exact text.
         const w = new WindowItems(FROM, TO);
@@ -198,8 +226,14 @@ async function stored(account: string) {
      FROM bills WHERE account_name = $1 ORDER BY bill_id`,
     [account],
   );
-  const quarantine = await reader.query<{ raw_text: string; reason: string }>("SELECT raw_text, reason FROM quarantine WHERE account_name = $1 AND stream = 'bills'", [account]);
-  const cursor = await reader.query<{ cursor_ms: string }>("SELECT cursor_ms::text FROM sync_state WHERE account_name = $1 AND stream = 'bills'", [account]);
+  const quarantine = await reader.query<{ raw_text: string; reason: string }>(
+    "SELECT raw_text, reason FROM quarantine WHERE account_name = $1 AND stream = 'bills'",
+    [account],
+  );
+  const cursor = await reader.query<{ cursor_ms: string }>(
+    "SELECT cursor_ms::text FROM sync_state WHERE account_name = $1 AND stream = 'bills'",
+    [account],
+  );
   return { bills: bills.rows, quarantine: quarantine.rows, cursor: cursor.rows[0]?.cursor_ms };
 }
 
@@ -241,7 +275,15 @@ describe("hostile responses: end to end on PostgreSQL", () => {
           const list = c.items.filter((i) => i.homeMs >= q.startTime && i.homeMs <= q.endTime);
           return joinSegs(c.render!(list, c.hasNextRaw === true ? false : (c.hasNextRaw ?? "absent")));
         });
-        const sync = syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: account, backfillFromMs: FROM, lookbackMs: 0, untilMs: TO });
+        const sync = syncAccountBills({
+          db: t.db,
+          client,
+          logger: pino({ level: "silent" }),
+          accountName: account,
+          backfillFromMs: FROM,
+          lookbackMs: 0,
+          untilMs: TO,
+        });
 
         if (c.kind === "malformed") {
           const err = await sync.then(
@@ -249,7 +291,9 @@ describe("hostile responses: end to end on PostgreSQL", () => {
             (e: unknown) => e,
           );
           expect(err, `the sync accepted a response that is ${c.because}`).toBeInstanceOf(ExchangeUnavailableError);
-          expect((err as Error).message).toMatch(/bills: gave up after 2 attempts; last failure: (response is not valid JSON|unexpected response shape)/);
+          expect((err as Error).message).toMatch(
+            /bills: gave up after 2 attempts; last failure: (response is not valid JSON|unexpected response shape)/,
+          );
           expect(await stored(account)).toEqual({ bills: [], quarantine: [], cursor: undefined });
           e2e.malformed++;
           e2e.requests += exchange.requests();
@@ -314,14 +358,27 @@ describe("hostile responses: account records", () => {
         snapshots.cases++;
         const account = `hostile-account${++runNo}`;
         exchange.answer(() => joinSegs(c.segs));
-        const summary = await syncAccountSnapshots({ db: t.db, client, logger: pino({ level: "silent" }), accountName: account, coinIds: ["2"], retentionDays: undefined });
-        const quarantined = await reader.query<{ reason: string; raw_text: string }>("SELECT reason, raw_text FROM quarantine WHERE account_name = $1", [account]);
+        const summary = await syncAccountSnapshots({
+          db: t.db,
+          client,
+          logger: pino({ level: "silent" }),
+          accountName: account,
+          coinIds: ["2"],
+          retentionDays: undefined,
+        });
+        const quarantined = await reader.query<{ reason: string; raw_text: string }>(
+          "SELECT reason, raw_text FROM quarantine WHERE account_name = $1",
+          [account],
+        );
         if (!c.ok) {
           expect(summary.coins[0]).toMatchObject({ outcome: "quarantined" });
           expect(quarantined.rows).toHaveLength(1);
           expect(quarantined.rows[0]!.reason).toMatch(c.refusal!);
           expect(quarantined.rows[0]!.raw_text).toBe(c.text);
-          const written = await reader.query("SELECT 1 FROM account_snapshots WHERE account_name = $1 UNION ALL SELECT 1 FROM collateral_current WHERE account_name = $1 UNION ALL SELECT 1 FROM positions_current WHERE account_name = $1", [account]);
+          const written = await reader.query(
+            "SELECT 1 FROM account_snapshots WHERE account_name = $1 UNION ALL SELECT 1 FROM collateral_current WHERE account_name = $1 UNION ALL SELECT 1 FROM positions_current WHERE account_name = $1",
+            [account],
+          );
           expect(written.rows).toHaveLength(0);
           snapshots.quarantined++;
           return;
@@ -329,8 +386,14 @@ describe("hostile responses: account records", () => {
         expect(summary.coins[0]).toMatchObject({ outcome: "stored" });
         expect(quarantined.rows).toHaveLength(0);
         for (const { slot, expected } of c.replaced) {
-          const row = await reader.query<{ v: string }>(`SELECT ${slot.column}::text AS v FROM ${slot.table} WHERE account_name = $1`, [account]);
-          expect(row.rows.map((x) => x.v), `${slot.table}.${slot.column}`).toEqual([expected]);
+          const row = await reader.query<{ v: string }>(
+            `SELECT ${slot.column}::text AS v FROM ${slot.table} WHERE account_name = $1`,
+            [account],
+          );
+          expect(
+            row.rows.map((x) => x.v),
+            `${slot.table}.${slot.column}`,
+          ).toEqual([expected]);
         }
         snapshots.stored++;
       }),
@@ -345,19 +408,58 @@ describe("hostile responses: one of each category, end to end", () => {
   const ms = FROM + 100;
   /** A bill's JSON text: base fields with some values replaced (raw JSON text), then extra raw members. */
   const bill = (id: string, over: Record<string, string> = {}, extra = "") => {
-    const fields: Record<string, string> = { billId: `"${id}"`, coin: '"USDT"', symbol: '"cmt_btcusdt"', businessType: '"deposit"', amount: '"1"', balance: '"1"', fillFee: '"0"', cTime: `"${ms}"`, ...over };
-    return `{${Object.entries(fields).map(([k, v]) => `"${k}":${v}`).join(",")}${extra}}`;
+    const fields: Record<string, string> = {
+      billId: `"${id}"`,
+      coin: '"USDT"',
+      symbol: '"cmt_btcusdt"',
+      businessType: '"deposit"',
+      amount: '"1"',
+      balance: '"1"',
+      fillFee: '"0"',
+      cTime: `"${ms}"`,
+      ...over,
+    };
+    return `{${Object.entries(fields)
+      .map(([k, v]) => `"${k}":${v}`)
+      .join(",")}${extra}}`;
   };
   // Pseudo-random letters: PostgreSQL compresses index entries, so a repetitive string would fit.
   let x = 12345;
-  const long = Array.from({ length: 3000 }, () => String.fromCharCode(97 + ((x = (x * 1103515245 + 12345) % 2 ** 31) % 26))).join("");
+  const long = Array.from({ length: 3000 }, () =>
+    String.fromCharCode(97 + ((x = (x * 1103515245 + 12345) % 2 ** 31) % 26)),
+  ).join("");
 
   it("stores the exact ones and quarantines, with a reason each, what PostgreSQL cannot hold", async () => {
     const [badStart, badEnd] = bill("7", { symbol: '"cmt_@@usdt"' }).split("@@");
     const items: { text: Seg[]; stored?: Partial<ExpectedBill>; reason?: RegExp }[] = [
-      { text: [bill("", { billId: "18446744073709551617", symbol: '""', businessType: '"brand_new_type"', amount: "1e-7", balance: '"-0"', fillFee: '"1.50e1"', cTime: String(ms) })], stored: { billId: "18446744073709551617", amount: "0.0000001", balance: "0", fillFee: "15.0", businessType: "brand_new_type" } },
-      { text: [bill("2", { balance: `"${"9".repeat(1000)}.${"1".repeat(1000)}"` })], stored: { billId: "2", balance: `${"9".repeat(1000)}.${"1".repeat(1000)}` } },
-      { text: [bill("3", {}, ',"__proto__":{"polluted":true}')], stored: { billId: "3", raw: JSON.parse(bill("3", {}, ',"__proto__":{"polluted":true}')) } },
+      {
+        text: [
+          bill("", {
+            billId: "18446744073709551617",
+            symbol: '""',
+            businessType: '"brand_new_type"',
+            amount: "1e-7",
+            balance: '"-0"',
+            fillFee: '"1.50e1"',
+            cTime: String(ms),
+          }),
+        ],
+        stored: {
+          billId: "18446744073709551617",
+          amount: "0.0000001",
+          balance: "0",
+          fillFee: "15.0",
+          businessType: "brand_new_type",
+        },
+      },
+      {
+        text: [bill("2", { balance: `"${"9".repeat(1000)}.${"1".repeat(1000)}"` })],
+        stored: { billId: "2", balance: `${"9".repeat(1000)}.${"1".repeat(1000)}` },
+      },
+      {
+        text: [bill("3", {}, ',"__proto__":{"polluted":true}')],
+        stored: { billId: "3", raw: JSON.parse(bill("3", {}, ',"__proto__":{"polluted":true}')) },
+      },
       { text: [bill("4", { coin: '"US\\u0000DT"' })], reason: /item\.coin contains U\+0000/ },
       { text: [bill("5", {}, ',"note":"\\ud800"')], reason: /item\.note contains an unpaired UTF-16 surrogate/ },
       { text: [bill("6", { coin: `"${long}"` })], reason: /coin is longer than 1024 bytes/ },
@@ -369,11 +471,20 @@ describe("hostile responses: one of each category, end to end", () => {
     for (const [k, i] of items.entries()) body.push(...(k ? [","] : []), ...i.text);
     body.push("]}");
     exchange.answer(() => joinSegs(body));
-    const summary = await syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "one-of-each", backfillFromMs: FROM, lookbackMs: 0, untilMs: TO });
+    const summary = await syncAccountBills({
+      db: t.db,
+      client,
+      logger: pino({ level: "silent" }),
+      accountName: "one-of-each",
+      backfillFromMs: FROM,
+      lookbackMs: 0,
+      untilMs: TO,
+    });
     const got = await stored("one-of-each");
     const want = items.filter((i) => i.stored).map((i) => i.stored!.billId);
     expect(got.bills.map((b) => b.billId)).toEqual(want.sort());
-    for (const i of items.filter((x) => x.stored)) expect(got.bills.find((b) => b.billId === i.stored!.billId)).toMatchObject(i.stored!);
+    for (const i of items.filter((x) => x.stored))
+      expect(got.bills.find((b) => b.billId === i.stored!.billId)).toMatchObject(i.stored!);
     const reasons = items.filter((i) => i.reason);
     expect(got.quarantine).toHaveLength(reasons.length);
     for (const i of reasons) {
@@ -388,45 +499,115 @@ describe("hostile responses: one of each category, end to end", () => {
   it("quarantines once a bad item the exchange lists in every answer, however many windows the sync takes", async () => {
     // 300 good bills over the range force the window to be halved into many windows, committed
     // in batches; the exchange repeats one item with a garbled time in each answer.
-    const good = Array.from({ length: 300 }, (_, i) => ({ ms: FROM + Math.floor((i * (TO - FROM)) / 300), text: bill(String(1000 + i), { cTime: `"${FROM + Math.floor((i * (TO - FROM)) / 300)}"` }) }));
+    const good = Array.from({ length: 300 }, (_, i) => ({
+      ms: FROM + Math.floor((i * (TO - FROM)) / 300),
+      text: bill(String(1000 + i), { cTime: `"${FROM + Math.floor((i * (TO - FROM)) / 300)}"` }),
+    }));
     const garbled = bill("999", { cTime: '"yesterday"' });
-    exchange.answer((q) => Buffer.from(`{"items":[${[garbled, ...good.filter((g) => g.ms >= q.startTime && g.ms <= q.endTime).map((g) => g.text)].join(",")}]}`));
-    const summary = await syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "repeated-bad-item", backfillFromMs: FROM, lookbackMs: 0, untilMs: TO });
+    exchange.answer((q) =>
+      Buffer.from(
+        `{"items":[${[garbled, ...good.filter((g) => g.ms >= q.startTime && g.ms <= q.endTime).map((g) => g.text)].join(",")}]}`,
+      ),
+    );
+    const summary = await syncAccountBills({
+      db: t.db,
+      client,
+      logger: pino({ level: "silent" }),
+      accountName: "repeated-bad-item",
+      backfillFromMs: FROM,
+      lookbackMs: 0,
+      untilMs: TO,
+    });
     const got = await stored("repeated-bad-item");
     expect(summary.windows).toBeGreaterThan(3);
     expect(got.bills).toHaveLength(300);
-    expect(got.quarantine).toEqual([{ raw_text: garbled, reason: expect.stringMatching(/cTime "yesterday" is not a millisecond timestamp/) }]);
+    expect(got.quarantine).toEqual([
+      { raw_text: garbled, reason: expect.stringMatching(/cTime "yesterday" is not a millisecond timestamp/) },
+    ]);
   });
 
   it.each([
-    ["nested deeper than the cap", ['{"items":[', "[".repeat(5000), "]".repeat(5000), "]}"], /response is not valid JSON \(nested deeper than 1000 levels/],
-    ["`items` given twice with different values", ['{"items":[],"items":[', bill("1"), "]}"], /unexpected response shape: bills response gives `items` twice with different values/],
-    ["a byte that is not UTF-8 outside any string", ['{"items":[]}', Uint8Array.from([0xff])], /response is not valid JSON/],
-  ] as [string, Seg[], RegExp][])("refuses a response %s: the sync fails naming it and writes nothing", async (_name, body, reason) => {
-    const account = `refused-${_name.length}`;
-    exchange.answer(() => joinSegs(body));
-    await expect(syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: account, backfillFromMs: FROM, lookbackMs: 0, untilMs: TO })).rejects.toThrow(reason);
-    expect(await stored(account)).toEqual({ bills: [], quarantine: [], cursor: undefined });
-  });
+    [
+      "nested deeper than the cap",
+      ['{"items":[', "[".repeat(5000), "]".repeat(5000), "]}"],
+      /response is not valid JSON \(nested deeper than 1000 levels/,
+    ],
+    [
+      "`items` given twice with different values",
+      ['{"items":[],"items":[', bill("1"), "]}"],
+      /unexpected response shape: bills response gives `items` twice with different values/,
+    ],
+    [
+      "a byte that is not UTF-8 outside any string",
+      ['{"items":[]}', Uint8Array.from([0xff])],
+      /response is not valid JSON/,
+    ],
+  ] as [string, Seg[], RegExp][])(
+    "refuses a response %s: the sync fails naming it and writes nothing",
+    async (_name, body, reason) => {
+      const account = `refused-${_name.length}`;
+      exchange.answer(() => joinSegs(body));
+      await expect(
+        syncAccountBills({
+          db: t.db,
+          client,
+          logger: pino({ level: "silent" }),
+          accountName: account,
+          backfillFromMs: FROM,
+          lookbackMs: 0,
+          untilMs: TO,
+        }),
+      ).rejects.toThrow(reason);
+      expect(await stored(account)).toEqual({ bills: [], quarantine: [], cursor: undefined });
+    },
+  );
 
   /** The sample account response, as a test edits it. */
   type MutableAccountResponse = { account: Record<string, unknown>; collateral: Record<string, unknown>[] };
 
   it.each([
-    ["an integer past 64 bits", (r: MutableAccountResponse) => (r.account.create_order_rate_limit_per_minute = new RawNumber("9223372036854775808")), /response\.account\.create_order_rate_limit_per_minute: must be an integer within 64 bits/],
-    ["a collateral margin_mode too long to index", (r: MutableAccountResponse) => (r.collateral[0]!.margin_mode = long), /response\.collateral\[0\]\.margin_mode: is longer than 1024 bytes/],
-    ["U+0000 in the status", (r: MutableAccountResponse) => (r.account.status = "NOR\u0000MAL"), /response\.account\.status contains U\+0000/],
+    [
+      "an integer past 64 bits",
+      (r: MutableAccountResponse) =>
+        (r.account.create_order_rate_limit_per_minute = new RawNumber("9223372036854775808")),
+      /response\.account\.create_order_rate_limit_per_minute: must be an integer within 64 bits/,
+    ],
+    [
+      "a collateral margin_mode too long to index",
+      (r: MutableAccountResponse) => (r.collateral[0]!.margin_mode = long),
+      /response\.collateral\[0\]\.margin_mode: is longer than 1024 bytes/,
+    ],
+    [
+      "U+0000 in the status",
+      (r: MutableAccountResponse) => (r.account.status = "NOR\u0000MAL"),
+      /response\.account\.status contains U\+0000/,
+    ],
   ])("quarantines an account response with %s, writing nothing of it", async (name, change, reason) => {
     const r = accountResponse() as unknown as MutableAccountResponse;
     change(r);
-    const text = JSON.stringify(r, (_k, v) => (v instanceof RawNumber ? `@@${v.digits}@@` : v)).replace(/"@@(\d+)@@"/g, "$1");
+    const text = JSON.stringify(r, (_k, v) => (v instanceof RawNumber ? `@@${v.digits}@@` : v)).replace(
+      /"@@(\d+)@@"/g,
+      "$1",
+    );
     const account = `account-${name.length}`;
     exchange.answer(() => Buffer.from(text));
-    const summary = await syncAccountSnapshots({ db: t.db, client, logger: pino({ level: "silent" }), accountName: account, coinIds: ["2"], retentionDays: undefined });
+    const summary = await syncAccountSnapshots({
+      db: t.db,
+      client,
+      logger: pino({ level: "silent" }),
+      accountName: account,
+      coinIds: ["2"],
+      retentionDays: undefined,
+    });
     expect(summary.coins[0]).toMatchObject({ outcome: "quarantined", reason: expect.stringMatching(reason) });
-    const q = await reader.query<{ reason: string; raw_text: string }>("SELECT reason, raw_text FROM quarantine WHERE account_name = $1", [account]);
+    const q = await reader.query<{ reason: string; raw_text: string }>(
+      "SELECT reason, raw_text FROM quarantine WHERE account_name = $1",
+      [account],
+    );
     expect(q.rows).toEqual([{ reason: expect.stringMatching(reason), raw_text: text }]);
-    expect((await reader.query("SELECT 1 FROM account_snapshots WHERE account_name = $1", [account])).rows).toHaveLength(0);
+    expect(
+      (await reader.query("SELECT 1 FROM account_snapshots WHERE account_name = $1", [account])).rows,
+    ).toHaveLength(0);
   });
 });
 
@@ -441,37 +622,55 @@ class RawNumber {
 function asPlain(v: JsonValue): unknown {
   if (isLosslessNumber(v)) return Number(v.value);
   if (Array.isArray(v)) return v.map(asPlain);
-  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asPlain(x)]));
+  if (v !== null && typeof v === "object")
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, asPlain(x)]));
   return v;
 }
 
-const jsonTexts = fc.oneof(fc.json({ depthSize: "medium" }), fc.jsonValue().map((v) => JSON.stringify(v, null, 1)), pageArb(FROM, TO, { maxItems: 3, hugeWeight: 0, malformedWeight: 1 }).map((c) => lossyText(c.segs)));
+const jsonTexts = fc.oneof(
+  fc.json({ depthSize: "medium" }),
+  fc.jsonValue().map((v) => JSON.stringify(v, null, 1)),
+  pageArb(FROM, TO, { maxItems: 3, hugeWeight: 0, malformedWeight: 1 }).map((c) => lossyText(c.segs)),
+);
 
 describe("hostile responses: the JSON parser against JSON.parse", () => {
   it("reads what JSON.parse reads, to the same value, and refuses what it refuses, with a SyntaxError", () => {
     fc.assert(
-      fc.property(jsonTexts, fc.nat(), fc.constantFrom("none", "delete", "insert", "cut"), fc.constantFrom(..."{}[]\",:0-e.\\ u\u0000\ufeffx"), (text, at, how, ch) => {
-        parseCases++;
-        const i = text.length ? at % text.length : 0;
-        const mutated = how === "none" ? text : how === "delete" ? text.slice(0, i) + text.slice(i + 1) : how === "insert" ? text.slice(0, i) + ch + text.slice(i) : text.slice(0, i);
-        let expected: unknown;
-        let refused = false;
-        try {
-          expected = JSON.parse(mutated);
-        } catch {
-          refused = true;
-        }
-        let got: JsonValue;
-        try {
-          got = parseLossless(mutated);
-        } catch (err) {
-          expect(err).toBeInstanceOf(SyntaxError);
-          expect(refused, `refused valid JSON: ${(err as Error).message}: ${mutated.slice(0, 200)}`).toBe(true);
-          return;
-        }
-        expect(refused, `accepted invalid JSON: ${mutated.slice(0, 200)}`).toBe(false);
-        expect(asPlain(got)).toEqual(expected);
-      }),
+      fc.property(
+        jsonTexts,
+        fc.nat(),
+        fc.constantFrom("none", "delete", "insert", "cut"),
+        fc.constantFrom(...'{}[]",:0-e.\\ u\u0000\ufeffx'),
+        (text, at, how, ch) => {
+          parseCases++;
+          const i = text.length ? at % text.length : 0;
+          const mutated =
+            how === "none"
+              ? text
+              : how === "delete"
+                ? text.slice(0, i) + text.slice(i + 1)
+                : how === "insert"
+                  ? text.slice(0, i) + ch + text.slice(i)
+                  : text.slice(0, i);
+          let expected: unknown;
+          let refused = false;
+          try {
+            expected = JSON.parse(mutated);
+          } catch {
+            refused = true;
+          }
+          let got: JsonValue;
+          try {
+            got = parseLossless(mutated);
+          } catch (err) {
+            expect(err).toBeInstanceOf(SyntaxError);
+            expect(refused, `refused valid JSON: ${(err as Error).message}: ${mutated.slice(0, 200)}`).toBe(true);
+            return;
+          }
+          expect(refused, `accepted invalid JSON: ${mutated.slice(0, 200)}`).toBe(false);
+          expect(asPlain(got)).toEqual(expected);
+        },
+      ),
       run(400, SEED + 5),
     );
   });
@@ -480,12 +679,17 @@ describe("hostile responses: the JSON parser against JSON.parse", () => {
 describe("hostile responses: decimal text against PostgreSQL's own reading", () => {
   it("every decimal the parser accepts is exactly the text PostgreSQL stores for what was sent", async () => {
     // PostgreSQL reads exponents up to 1000; beyond that only our expansion applies (checked against the model above).
-    const texts = decimalField.map((d) => d.piece.str ?? d.piece.num).filter((t): t is string => t !== undefined && !/[eE][+-]?\d{4,}/.test(t));
+    const texts = decimalField
+      .map((d) => d.piece.str ?? d.piece.num)
+      .filter((t): t is string => t !== undefined && !/[eE][+-]?\d{4,}/.test(t));
     await fc.assert(
       fc.asyncProperty(fc.array(texts, { minLength: 20, maxLength: 20 }), async (batch) => {
         parseCases += batch.length;
         const accepted = batch.map((t) => ({ t, r: toDecimalText(t) })).filter((x) => x.r.ok);
-        const pgText = await reader.query<{ v: string }>("SELECT t::numeric::text AS v FROM unnest($1::text[]) WITH ORDINALITY AS u(t, n) ORDER BY n", [accepted.map((x) => x.t)]);
+        const pgText = await reader.query<{ v: string }>(
+          "SELECT t::numeric::text AS v FROM unnest($1::text[]) WITH ORDINALITY AS u(t, n) ORDER BY n",
+          [accepted.map((x) => x.t)],
+        );
         expect(accepted.map((x) => (x.r.ok ? x.r.text : ""))).toEqual(pgText.rows.map((r) => r.v));
       }),
       run(20, SEED + 6),

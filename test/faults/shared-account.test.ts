@@ -46,7 +46,9 @@ async function sandbox(seed: number, billCount: number, coTenantShare = 0): Prom
     billCount,
     limits: LIMITS,
     chargeRefused: true,
-    ...(coTenantShare > 0 ? { coTenant: { uidWeightPerSec: (coTenantShare * LIMITS.uidWeight * 1000) / LIMITS.windowMs } } : {}),
+    ...(coTenantShare > 0
+      ? { coTenant: { uidWeightPerSec: (coTenantShare * LIMITS.uidWeight * 1000) / LIMITS.windowMs } }
+      : {}),
   });
   sandboxes.push(sb);
   return sb;
@@ -66,7 +68,10 @@ async function overlappingRuns(account: string): Promise<string[]> {
     for (let i = 1; i < own.length; i++) {
       const before = own[i - 1]!;
       const end = before.finished_at?.getTime() ?? Infinity;
-      if (own[i]!.started_at.getTime() < end) overlaps.push(`${before.stream} ${before.started_at.toISOString()} … ${own[i]!.stream} ${own[i]!.started_at.toISOString()}`);
+      if (own[i]!.started_at.getTime() < end)
+        overlaps.push(
+          `${before.stream} ${before.started_at.toISOString()} … ${own[i]!.stream} ${own[i]!.started_at.toISOString()}`,
+        );
     }
   }
   return overlaps;
@@ -75,7 +80,9 @@ async function overlappingRuns(account: string): Promise<string[]> {
 describe("sharing the account's budget", () => {
   it("another client spending 60% of the UID budget: exact, no failure, 429 share printed", async () => {
     const sb = await sandbox(81, 4000, 0.6);
-    const summary = await syncFromSandbox(db, sb, "co-tenant", { budget: { ip: LIMITS.ipWeight, uid: LIMITS.uidWeight, windowMs: LIMITS.windowMs } });
+    const summary = await syncFromSandbox(db, sb, "co-tenant", {
+      budget: { ip: LIMITS.ipWeight, uid: LIMITS.uidWeight, windowMs: LIMITS.windowMs },
+    });
     expect(await storedBills(db, "co-tenant")).toEqual(asRows(sb.truth()));
     const stats = sb.stats();
     // The scenario is real: the exchange did refuse some of ours (a fresh client starts at the
@@ -94,7 +101,12 @@ describe("sharing the account's budget", () => {
 
   it("five killed runs, then a clean run into the budget they spent: exact, exit 0", async () => {
     // The exchange's default window (10 s), so that it holds what every killed run sent.
-    const sb = await startSandbox({ seed: 82, billCount: 12_000, limits: { ipWeight: 500, uidWeight: 500, windowMs: 10_000 }, chargeRefused: true });
+    const sb = await startSandbox({
+      seed: 82,
+      billCount: 12_000,
+      limits: { ipWeight: 500, uidWeight: 500, windowMs: 10_000 },
+      chargeRefused: true,
+    });
     sandboxes.push(sb);
     const env = {
       DATABASE_URL: database.url,
@@ -121,12 +133,18 @@ describe("sharing the account's budget", () => {
     const stats = sb.stats();
     report("killed-runs-then-clean", {
       killedRuns: { requests: spent.requests, rateLimited: spent.rateLimited },
-      cleanRun: { requests: stats.requests, rateLimited: stats.rateLimited, share429: Number((stats.rateLimited / stats.requests).toFixed(3)) },
+      cleanRun: {
+        requests: stats.requests,
+        rateLimited: stats.rateLimited,
+        share429: Number((stats.rateLimited / stats.requests).toFixed(3)),
+      },
     });
     // The scenario is real: the killed runs met a full budget, and the clean run started into it.
     expect(spent.rateLimited).toBeGreaterThan(0);
     expect(stats.rateLimited).toBeGreaterThan(0);
-    const runs = await db.$queryRawUnsafe<RunRow[]>("SELECT stream, started_at, finished_at, outcome FROM sync_runs WHERE account_name = 'killed' AND stream = 'bills' ORDER BY started_at");
+    const runs = await db.$queryRawUnsafe<RunRow[]>(
+      "SELECT stream, started_at, finished_at, outcome FROM sync_runs WHERE account_name = 'killed' AND stream = 'bills' ORDER BY started_at",
+    );
     expect(runs.at(-1)!.outcome).toBe("ok");
     expect(runs.slice(0, -1).every((r) => r.outcome === "interrupted")).toBe(true);
   });
@@ -139,7 +157,12 @@ describe("sharing the account's budget", () => {
       prefix: `${redis.prefix}_shared`,
       sandboxUrl: sb.url,
       account: "shared",
-      extra: { ...BUDGET_ENV, BACKFILL_FROM: String(sb.truth()[0]!.cTimeMs), BILLS_INTERVAL_MS: "1000", SNAPSHOT_INTERVAL_MS: "1000" },
+      extra: {
+        ...BUDGET_ENV,
+        BACKFILL_FROM: String(sb.truth()[0]!.cTimeMs),
+        BILLS_INTERVAL_MS: "1000",
+        SNAPSHOT_INTERVAL_MS: "1000",
+      },
     });
     const workers: Proc[] = [];
     try {
@@ -149,7 +172,12 @@ describe("sharing the account's budget", () => {
       expect(inline.code, inline.stderr.slice(-2000)).toBe(0);
       const inlineDone = new Date();
       for (let i = 0; i < 5; i++) sb.appendBill({ amount: String(i + 1) });
-      await waitFor("the workers to store the appended bills", async () => (await storedBills(db, "shared")).length === sb.truth().length, 60_000, 500);
+      await waitFor(
+        "the workers to store the appended bills",
+        async () => (await storedBills(db, "shared")).length === sb.truth().length,
+        60_000,
+        500,
+      );
       for (const w of workers) w.signal("SIGTERM");
       for (const w of workers) expect(await w.exited, w.output().slice(-2000)).toBe(0);
       // Both kinds of writer did write: the workers' runs after the inline sync stored the appended bills.

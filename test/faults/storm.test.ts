@@ -43,8 +43,12 @@ afterAll(async () => {
 
 /** Seconds from the first backfill window's start to the last one's completion, from the worker's log. */
 function backfillSeconds(lines: LogLine[]): number {
-  const starts = lines.filter((l) => l.msg === "bills sync starting" && String(l.stream).startsWith("bills-backfill:")).map((l) => Date.parse(String(l.time)));
-  const ends = lines.filter((l) => l.msg === "job completed" && l.queue === "backfill").map((l) => Date.parse(String(l.time)));
+  const starts = lines
+    .filter((l) => l.msg === "bills sync starting" && String(l.stream).startsWith("bills-backfill:"))
+    .map((l) => Date.parse(String(l.time)));
+  const ends = lines
+    .filter((l) => l.msg === "job completed" && l.queue === "backfill")
+    .map((l) => Date.parse(String(l.time)));
   return (Math.max(...ends) - Math.min(...starts)) / 1000;
 }
 
@@ -97,7 +101,11 @@ async function storm(c: StormConfig): Promise<void> {
   // One run: a fresh worker for the account, the whole range as a queued backfill, then SIGTERM.
   const run = async (account: string) => {
     const budget: Record<string, string> = c.budget
-      ? { RATE_LIMIT_IP_WEIGHT: String(c.budget.ipWeight), RATE_LIMIT_UID_WEIGHT: String(c.budget.uidWeight), RATE_LIMIT_WINDOW_MS: String(c.budget.windowMs) }
+      ? {
+          RATE_LIMIT_IP_WEIGHT: String(c.budget.ipWeight),
+          RATE_LIMIT_UID_WEIGHT: String(c.budget.uidWeight),
+          RATE_LIMIT_WINDOW_MS: String(c.budget.windowMs),
+        }
       : // No budget on the exchange: the window is only how long a 429 pauses (a 1 s exchange).
         { RATE_LIMIT_IP_WEIGHT: "1000000", RATE_LIMIT_UID_WEIGHT: "1000000", RATE_LIMIT_WINDOW_MS: "1000" };
     const env = workerEnv({
@@ -117,8 +125,16 @@ async function storm(c: StormConfig): Promise<void> {
     keepOutput(`${account}-worker`, worker.output());
     const lines = logLines(worker.output());
     const e = await compareWithTruth(database.url, account, truth);
-    const calledOff = lines.filter((l) => l.msg === "bills sync finished").reduce((n, l) => n + Number(l.requestsCalledOff ?? 0), 0);
-    return { seconds: backfillSeconds(lines), exactness: e, retries: retriesByReason(lines), calledOff, failedJobs: lines.filter((l) => l.msg === "job failed").length };
+    const calledOff = lines
+      .filter((l) => l.msg === "bills sync finished")
+      .reduce((n, l) => n + Number(l.requestsCalledOff ?? 0), 0);
+    return {
+      seconds: backfillSeconds(lines),
+      exactness: e,
+      retries: retriesByReason(lines),
+      calledOff,
+      failedJobs: lines.filter((l) => l.msg === "job failed").length,
+    };
   };
   try {
     const clean = await run(`${c.name}-clean`);
@@ -169,7 +185,9 @@ async function storm(c: StormConfig): Promise<void> {
     expect(isExact(faulted.exactness), describeExactness(faulted.exactness)).toBe(true);
     expect(stats.rateLimited, "the sandbox's own limiter refused requests of the faulted run").toBe(0);
     // Faults were really injected, every kind (in turn: any 9 consecutive faults cover them all).
-    expect(stats.faultsInjected, "too few requests for every fault kind: use a larger history").toBeGreaterThanOrEqual(ALL_FAULT_KINDS.length);
+    expect(stats.faultsInjected, "too few requests for every fault kind: use a larger history").toBeGreaterThanOrEqual(
+      ALL_FAULT_KINDS.length,
+    );
     expect(Object.keys(stats.faultsByKind).sort()).toEqual([...ALL_FAULT_KINDS].sort());
     // ... and the client met them: it retried each kind it saw (a stall as a timeout). A fault can
     // also land on a request the stream calls off (a window re-planned after a full page, see
@@ -187,11 +205,17 @@ async function storm(c: StormConfig): Promise<void> {
       ["HTTP 503", kinds["503-html"]],
     ];
     for (const [seen, injected] of met) {
-      expect((faulted.retries[seen] ?? 0) + faulted.calledOff, `retries after ${seen}, with the requests called off`).toBeGreaterThanOrEqual(injected);
+      expect(
+        (faulted.retries[seen] ?? 0) + faulted.calledOff,
+        `retries after ${seen}, with the requests called off`,
+      ).toBeGreaterThanOrEqual(injected);
     }
     const retried = Object.values(faulted.retries).reduce((a, b) => a + b, 0);
     expect(retried + faulted.calledOff).toBeGreaterThanOrEqual(stats.faultsInjected);
-    expect(Object.keys(faulted.retries).every((k) => met.some(([seen]) => seen === k)), `unexpected retry reasons: ${Object.keys(faulted.retries).join(", ")}`).toBe(true);
+    expect(
+      Object.keys(faulted.retries).every((k) => met.some(([seen]) => seen === k)),
+      `unexpected retry reasons: ${Object.keys(faulted.retries).join(", ")}`,
+    ).toBe(true);
   } finally {
     await kill(worker);
     await kill(backfill);
@@ -201,12 +225,25 @@ async function storm(c: StormConfig): Promise<void> {
 
 describe("fault scenario 2: exchange fault storm", () => {
   // No weight budget: every wait a fault causes shows in full (the worst case for the ratio).
-  it(`${BILLS.toLocaleString("en-US")} bills, clean then with ${RATE * 100}% faults of every kind, no weight budget: both exact; the time ratio is reported`, async () => {
-    await storm({ name: "storm", bills: BILLS, days: FULL ? 60 : 20, budget: null });
-  }, FULL ? 900_000 : 240_000);
+  it(
+    `${BILLS.toLocaleString("en-US")} bills, clean then with ${RATE * 100}% faults of every kind, no weight budget: both exact; the time ratio is reported`,
+    async () => {
+      await storm({ name: "storm", bills: BILLS, days: FULL ? 60 : 20, budget: null });
+    },
+    FULL ? 900_000 : 240_000,
+  );
 
   // The exchange's own budget (500 weight per 10 s per IP and per UID): the pace of a real backfill.
-  it.runIf(FULL)("30,000 bills at the exchange's default weight budget, clean then with 5% faults: both exact; the time ratio is reported", async () => {
-    await storm({ name: "storm-budget", bills: 30_000, days: 30, budget: { ipWeight: 500, uidWeight: 500, windowMs: 10_000 } });
-  }, 900_000);
+  it.runIf(FULL)(
+    "30,000 bills at the exchange's default weight budget, clean then with 5% faults: both exact; the time ratio is reported",
+    async () => {
+      await storm({
+        name: "storm-budget",
+        bills: 30_000,
+        days: 30,
+        budget: { ipWeight: 500, uidWeight: 500, windowMs: 10_000 },
+      });
+    },
+    900_000,
+  );
 });

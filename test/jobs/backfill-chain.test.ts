@@ -45,7 +45,21 @@ describe("a queued backfill", () => {
       config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url }),
       db: t.db,
       redis: r.client,
-      accounts: new Map([["chain", { account: { name: "chain", coinIds: [], backfillFromMs: from, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
+      accounts: new Map([
+        [
+          "chain",
+          {
+            account: {
+              name: "chain",
+              coinIds: [],
+              backfillFromMs: from,
+              credentials: DEFAULT_SANDBOX_CREDENTIALS,
+              billsSource: "v2" as const,
+            },
+            client,
+          },
+        ],
+      ]),
       logger: pino({ level: "silent" }),
       metrics: createMetrics({ defaultMetrics: false }),
       forceStop: new AbortController().signal,
@@ -54,19 +68,29 @@ describe("a queued backfill", () => {
     const queue = new Queue<JobData["backfill"]>("backfill", { connection: r.client, prefix: r.prefix });
     await backfill.enqueue(windows);
     // Several slots, so later windows are picked up (and step aside) while the first one runs.
-    const worker = new Worker("backfill", (job: Job<JobData["backfill"]>, token?: string) => processBackfillWindow(ctx, job, token, queue), {
-      connection: r.client.duplicate(),
-      prefix: r.prefix,
-      concurrency: 4,
-    });
+    const worker = new Worker(
+      "backfill",
+      (job: Job<JobData["backfill"]>, token?: string) => processBackfillWindow(ctx, job, token, queue),
+      {
+        connection: r.client.duplicate(),
+        prefix: r.prefix,
+        concurrency: 4,
+      },
+    );
     try {
-      await expect.poll(async () => (await queue.getJobCounts("completed")).completed, { timeout: 120_000, interval: 200 }).toBe(windows.length);
-      const results = await Promise.all(windows.map(async (w) => (await queue.getJob(w.jobId))!.returnvalue as { successor: string }));
+      await expect
+        .poll(async () => (await queue.getJobCounts("completed")).completed, { timeout: 120_000, interval: 200 })
+        .toBe(windows.length);
+      const results = await Promise.all(
+        windows.map(async (w) => (await queue.getJob(w.jobId))!.returnvalue as { successor: string }),
+      );
       // Every window but the last found its successor; a waiting one was promoted.
       expect(results.at(-1)!.successor).toBe("none");
       for (const res of results.slice(0, -1)) expect(["promoted", "not waiting"]).toContain(res.successor);
       expect(results.some((res) => res.successor === "promoted")).toBe(true);
-      const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = 'chain'")) as [{ n: number }];
+      const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM bills WHERE account_name = 'chain'",
+      )) as [{ n: number }];
       expect(n).toBe(truth.length);
     } finally {
       await worker.close();

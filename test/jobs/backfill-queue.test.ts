@@ -24,11 +24,15 @@ describe("backfill queue", () => {
 
     let exchangeDown = true;
     const completed = new Set<string>();
-    const worker = new Worker("backfill", async (job) => {
-      if (job.data.fromMs === windows[1]!.data.fromMs && exchangeDown) throw new Error("exchange unavailable");
-      completed.add(String(job.id));
-      return { ok: true };
-    }, { connection: r.client.duplicate(), prefix: r.prefix });
+    const worker = new Worker(
+      "backfill",
+      async (job) => {
+        if (job.data.fromMs === windows[1]!.data.fromMs && exchangeDown) throw new Error("exchange unavailable");
+        completed.add(String(job.id));
+        return { ok: true };
+      },
+      { connection: r.client.duplicate(), prefix: r.prefix },
+    );
     // Three attempts for the failing window, then it stays failed.
     await expect.poll(async () => (await q.failedWindows(windows)).length, { timeout: 20_000, interval: 200 }).toBe(1);
     expect((await q.failedWindows(windows))[0]).toEqual({ id: windows[1]!.jobId, reason: "exchange unavailable" });

@@ -37,7 +37,21 @@ beforeAll(async () => {
     config,
     db: t.db,
     redis: r.client,
-    accounts: new Map([["w", { account: { name: "w", coinIds: [], backfillFromMs: sandbox.truth()[0]!.cTimeMs, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
+    accounts: new Map([
+      [
+        "w",
+        {
+          account: {
+            name: "w",
+            coinIds: [],
+            backfillFromMs: sandbox.truth()[0]!.cTimeMs,
+            credentials: DEFAULT_SANDBOX_CREDENTIALS,
+            billsSource: "v2" as const,
+          },
+          client,
+        },
+      ],
+    ]),
     logger: pino({ level: "silent" }),
     metrics,
     forceStop: new AbortController().signal,
@@ -61,8 +75,11 @@ describe("the bills job verifies what it synced", () => {
   it("publishes a pass, then the break a bad write introduces, in /metrics and status", async () => {
     const first = await runJob();
     expect(first.verify).toMatchObject({ ok: true, failures: 0, fromMs: 0 });
-    for (const check of ["balance-continuity", "balance-vs-collateral", "cum-vs-bills", "quarantine", "cursor-lag"]) expect(await gauge(check), check).toBe(0);
-    expect(await metrics.registry.metrics()).toMatch(/^ledger_sync_verify_last_run_timestamp_seconds\{account="w"\} \d+/m);
+    for (const check of ["balance-continuity", "balance-vs-collateral", "cum-vs-bills", "quarantine", "cursor-lag"])
+      expect(await gauge(check), check).toBe(0);
+    expect(await metrics.registry.metrics()).toMatch(
+      /^ledger_sync_verify_last_run_timestamp_seconds\{account="w"\} \d+/m,
+    );
 
     // A bill whose balance does not follow, written behind the verified point (as a late bill would be).
     const middle = sandbox.truth()[1000]!;
@@ -71,7 +88,19 @@ describe("the bills job verifies what it synced", () => {
       stream: "bills",
       cursorStream: null,
       cursorMs: 0,
-      bills: [{ billId: "888888888888888888888", coin: middle.coin, symbol: "", businessType: "deposit", amount: "1", balance: "0.5", fillFee: "0", cTimeMs: middle.cTimeMs, raw: {} }],
+      bills: [
+        {
+          billId: "888888888888888888888",
+          coin: middle.coin,
+          symbol: "",
+          businessType: "deposit",
+          amount: "1",
+          balance: "0.5",
+          fillFee: "0",
+          cTimeMs: middle.cTimeMs,
+          raw: {},
+        },
+      ],
       rejected: [],
       context: {},
     });
@@ -81,7 +110,9 @@ describe("the bills job verifies what it synced", () => {
 
     const status = await runCli(["status", "--json"], { DATABASE_URL: t.url });
     expect(status.code, status.stderr).toBe(0);
-    const out = JSON.parse(status.stdout) as { verify: { account: string; outcome: string; failures: number; failing: string[] }[] };
+    const out = JSON.parse(status.stdout) as {
+      verify: { account: string; outcome: string; failures: number; failing: string[] }[];
+    };
     expect(out.verify).toHaveLength(1);
     expect(out.verify[0]).toMatchObject({ account: "w", outcome: "fail" });
     expect(out.verify[0]!.failing.join("\n")).toContain(`balance-continuity ${middle.coin}`);
@@ -89,14 +120,28 @@ describe("the bills job verifies what it synced", () => {
 
   it("publishes what the sync stored about the exchange as exchange_fact, dropping series of facts not learnt", async () => {
     // Series left from before: every fact set, so each one the sync did not learn must disappear.
-    metrics.exchangeFacts("w", { pageSize: 7, pageSizeCapped: true, maxSpanMs: 1_000, historyMs: 86_400_000, filterOffsetMs: 1, startInclusive: true, endInclusive: true, hasNextPage: "honest" });
+    metrics.exchangeFacts("w", {
+      pageSize: 7,
+      pageSizeCapped: true,
+      maxSpanMs: 1_000,
+      historyMs: 86_400_000,
+      filterOffsetMs: 1,
+      startInclusive: true,
+      endInclusive: true,
+      hasNextPage: "honest",
+    });
     await runJob();
     const stored = await readExchangeFacts(t.db, "w");
     expect(stored).toBeDefined();
     const expected = Object.fromEntries(Object.entries(exchangeFactValues(stored!)).filter(([, v]) => v !== null));
     expect(expected).toHaveProperty("page_size");
     const text = await metrics.registry.metrics();
-    const published = Object.fromEntries([...text.matchAll(/^ledger_sync_exchange_fact\{account="w",fact="(\w+)"\} (\S+)$/gm)].map((m) => [m[1], Number(m[2])]));
+    const published = Object.fromEntries(
+      [...text.matchAll(/^ledger_sync_exchange_fact\{account="w",fact="(\w+)"\} (\S+)$/gm)].map((m) => [
+        m[1],
+        Number(m[2]),
+      ]),
+    );
     expect(published).toEqual(expected);
   });
 });

@@ -26,9 +26,14 @@ async function failOnce(name: string, error: () => Error): Promise<Job> {
   const prefix = `${r.prefix}_${name}`;
   const queue = new Queue(name, { connection, prefix });
   const events = new QueueEvents(name, { connection: new Redis(r.url, { maxRetriesPerRequest: null }), prefix });
-  const processor = instrument<{ account: string }>(name, async () => {
-    throw error();
-  }, pino({ level: "silent" }), createMetrics({ defaultMetrics: false }));
+  const processor = instrument<{ account: string }>(
+    name,
+    async () => {
+      throw error();
+    },
+    pino({ level: "silent" }),
+    createMetrics({ defaultMetrics: false }),
+  );
   const worker = new Worker(name, processor as (job: Job) => Promise<unknown>, { connection, prefix });
   try {
     await events.waitUntilReady();
@@ -48,7 +53,9 @@ describe("failures no retry can fix", () => {
     const job = await failOnce("permanent", () => new ExchangeApiError("bills", 400, "40006", "Invalid ACCESS_KEY"));
     expect(await job.getState()).toBe("failed");
     expect(job.attemptsMade).toBe(1);
-    expect(job.failedReason).toMatch(/ExchangeApiError: bills: exchange refused the request \(HTTP 400, code 40006\).*\(not retried: no retry can fix this\)/);
+    expect(job.failedReason).toMatch(
+      /ExchangeApiError: bills: exchange refused the request \(HTTP 400, code 40006\).*\(not retried: no retry can fix this\)/,
+    );
   });
 
   it("a transient failure still uses every attempt", async () => {

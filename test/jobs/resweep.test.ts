@@ -15,7 +15,11 @@ import { asRows, storedBills } from "../support/sandbox-sync.ts";
 let j: JobContext;
 beforeAll(async () => {
   const now = Date.now();
-  j = await createJobContext("sweep", { seed: 93, billCount: 800, startMs: now - 86_400_000, endMs: now - 1000 }, { SYNC_LOOKBACK_MS: "600000", SYNC_RESWEEP_HOURS: "48" });
+  j = await createJobContext(
+    "sweep",
+    { seed: 93, billCount: 800, startMs: now - 86_400_000, endMs: now - 1000 },
+    { SYNC_LOOKBACK_MS: "600000", SYNC_RESWEEP_HOURS: "48" },
+  );
 });
 afterAll(async () => {
   await j.close();
@@ -26,7 +30,12 @@ const job = (name: string) => ({ name, data: { account: "sweep" } }) as Job<JobD
 describe("the daily re-sweep", () => {
   it("stores a bill filed later than the lookback that no break gives away, and moves no cursor", async () => {
     await processBills(j.ctx, job("bills"));
-    const late = j.sandbox.appendBill({ cTimeMs: Date.now() - 2 * 3_600_000, businessType: "finish_liquidate", amount: "0", fillFee: "0" });
+    const late = j.sandbox.appendBill({
+      cTimeMs: Date.now() - 2 * 3_600_000,
+      businessType: "finish_liquidate",
+      amount: "0",
+      fillFee: "0",
+    });
     await processBills(j.ctx, job("bills"));
     expect((await storedBills(j.t.db, "sweep")).some((b) => b.billId === late.billId)).toBe(false);
     const cursor = await readCursor(j.t.db, "sweep", "bills");
@@ -35,7 +44,9 @@ describe("the daily re-sweep", () => {
     expect(result).toMatchObject({ inserted: 1 });
     expect(await storedBills(j.t.db, "sweep")).toEqual(asRows(j.sandbox.truth()));
     expect(await readCursor(j.t.db, "sweep", "bills")).toBe(cursor);
-    const runs = await j.t.db.$queryRawUnsafe<{ stream: string; outcome: string }[]>("SELECT stream, outcome FROM sync_runs WHERE account_name = 'sweep' AND stream = 'bills-resweep'");
+    const runs = await j.t.db.$queryRawUnsafe<{ stream: string; outcome: string }[]>(
+      "SELECT stream, outcome FROM sync_runs WHERE account_name = 'sweep' AND stream = 'bills-resweep'",
+    );
     expect(runs).toEqual([{ stream: "bills-resweep", outcome: "ok" }]);
   });
 });

@@ -16,7 +16,13 @@ afterAll(async () => {
   await r.cleanup();
 });
 
-const account = (name: string, coinIds: string[] = []): AccountConfig => ({ name, coinIds, backfillFromMs: 0, credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" }, billsSource: "v2" });
+const account = (name: string, coinIds: string[] = []): AccountConfig => ({
+  name,
+  coinIds,
+  backfillFromMs: 0,
+  credentials: { apiKey: "k", apiSecret: "s", passphrase: "p" },
+  billsSource: "v2",
+});
 const schedulers = async () => ({
   bills: (await queues.bills.getJobSchedulers(0, -1)).map((s) => [s.key, Number(s.every)]).sort(),
   snapshots: (await queues.snapshots.getJobSchedulers(0, -1)).map((s) => [s.key, Number(s.every)]).sort(),
@@ -24,13 +30,25 @@ const schedulers = async () => ({
 
 describe("job scheduler reconciliation", () => {
   it("adds one bills scheduler per account and snapshots for accounts with coins", async () => {
-    const r1 = await reconcileSchedulers(queues, [account("a", ["2"]), account("b")], { billsMs: 60_000, snapshotsMs: 300_000 });
+    const r1 = await reconcileSchedulers(queues, [account("a", ["2"]), account("b")], {
+      billsMs: 60_000,
+      snapshotsMs: 300_000,
+    });
     expect(r1).toEqual({ added: ["bills:a", "bills:b", "snapshots:a"], updated: [], removed: [] });
-    expect(await schedulers()).toEqual({ bills: [["bills:a", 60_000], ["bills:b", 60_000]], snapshots: [["snapshots:a", 300_000]] });
+    expect(await schedulers()).toEqual({
+      bills: [
+        ["bills:a", 60_000],
+        ["bills:b", 60_000],
+      ],
+      snapshots: [["snapshots:a", 300_000]],
+    });
   });
 
   it("is a no-op when nothing changed (several workers booting at once converge)", async () => {
-    const again = await reconcileSchedulers(queues, [account("a", ["2"]), account("b")], { billsMs: 60_000, snapshotsMs: 300_000 });
+    const again = await reconcileSchedulers(queues, [account("a", ["2"]), account("b")], {
+      billsMs: 60_000,
+      snapshotsMs: 300_000,
+    });
     expect(again).toEqual({ added: [], updated: [], removed: [] });
   });
 
@@ -41,7 +59,11 @@ describe("job scheduler reconciliation", () => {
   });
 
   it("adds a daily re-sweep per account on the bills queue, at low priority, and removes it when turned off", async () => {
-    const on = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000, resweepMs: 86_400_000 });
+    const on = await reconcileSchedulers(queues, [account("a")], {
+      billsMs: 30_000,
+      snapshotsMs: 300_000,
+      resweepMs: 86_400_000,
+    });
     expect(on).toEqual({ added: ["resweep:a"], updated: [], removed: [] });
     const resweep = (await queues.bills.getJobSchedulers(0, -1)).find((s) => s.key === "resweep:a")!;
     expect(resweep).toMatchObject({ name: "resweep", every: 86_400_000 });
@@ -51,7 +73,11 @@ describe("job scheduler reconciliation", () => {
   });
 
   it("adds a cross-check per account when CROSS_CHECK_INTERVAL_MS is set, at low priority, and removes it when off", async () => {
-    const on = await reconcileSchedulers(queues, [account("a")], { billsMs: 30_000, snapshotsMs: 300_000, crossCheckMs: 3_600_000 });
+    const on = await reconcileSchedulers(queues, [account("a")], {
+      billsMs: 30_000,
+      snapshotsMs: 300_000,
+      crossCheckMs: 3_600_000,
+    });
     expect(on).toEqual({ added: ["cross-check:a"], updated: [], removed: [] });
     const check = (await queues.bills.getJobSchedulers(0, -1)).find((s) => s.key === "cross-check:a")!;
     expect(check).toMatchObject({ name: "cross-check", every: 3_600_000 });

@@ -15,7 +15,11 @@ const LOOKBACK = 600_000;
 let j: JobContext;
 beforeAll(async () => {
   const now = Date.now();
-  j = await createJobContext("heal", { seed: 91, billCount: 1500, startMs: now - 2 * 86_400_000, endMs: now - 1000 }, { BILLS_INTERVAL_MS: "1000", SYNC_LOOKBACK_MS: String(LOOKBACK) });
+  j = await createJobContext(
+    "heal",
+    { seed: 91, billCount: 1500, startMs: now - 2 * 86_400_000, endMs: now - 1000 },
+    { BILLS_INTERVAL_MS: "1000", SYNC_LOOKBACK_MS: String(LOOKBACK) },
+  );
 });
 afterAll(async () => {
   await j.close();
@@ -23,7 +27,9 @@ afterAll(async () => {
 
 const runJob = () => processBills(j.ctx, { data: { account: "heal" } } as Job<JobData["bills"]>);
 const series = async (name: string) => {
-  const m = new RegExp(`^ledger_sync_${name}\\{account="heal"\\} (\\d+)$`, "m").exec(await j.metrics.registry.metrics());
+  const m = new RegExp(`^ledger_sync_${name}\\{account="heal"\\} (\\d+)$`, "m").exec(
+    await j.metrics.registry.metrics(),
+  );
   return m ? Number(m[1]) : undefined;
 };
 
@@ -32,7 +38,11 @@ describe("late bills heal themselves", () => {
     // The latest bill at least twice the lookback old that has a later bill of its coin after it.
     const truth = j.sandbox.truth();
     const limit = Date.now() - 2 * LOOKBACK;
-    const late = [...truth].reverse().find((b) => b.cTimeMs < limit && truth.some((x) => x.coin === b.coin && x.cTimeMs > b.cTimeMs) && b.amount !== "0")!;
+    const late = [...truth]
+      .reverse()
+      .find(
+        (b) => b.cTimeMs < limit && truth.some((x) => x.coin === b.coin && x.cTimeMs > b.cTimeMs) && b.amount !== "0",
+      )!;
     j.sandbox.hideBill(late.billId);
 
     await runJob();

@@ -86,7 +86,12 @@ describe("worker signals during boot", () => {
     const worker = await startGatedWorker(gate);
     try {
       worker.signal("SIGTERM");
-      await waitFor("the worker to note the signal", async () => logged(worker, "signal during start-up: shutting down once started"), 10_000, 50);
+      await waitFor(
+        "the worker to note the signal",
+        async () => logged(worker, "signal during start-up: shutting down once started"),
+        10_000,
+        50,
+      );
       expect(logged(worker, "job schedulers reconciled"), "boot was still held at the Redis gate").toBe(false);
       gate.open();
       expect(await worker.exited, worker.output().slice(-3000)).toBe(0);
@@ -108,7 +113,9 @@ describe("worker signals during boot", () => {
     try {
       worker.signal("SIGTERM");
       expect(await worker.exited, worker.output().slice(-3000)).toBe(1);
-      expect(lines(worker).filter((l) => l.msg.startsWith("start-up did not finish within SHUTDOWN_TIMEOUT_MS"))).toHaveLength(1);
+      expect(
+        lines(worker).filter((l) => l.msg.startsWith("start-up did not finish within SHUTDOWN_TIMEOUT_MS")),
+      ).toHaveLength(1);
       expect(logged(worker, "worker started")).toBe(false);
     } finally {
       worker.signal("SIGKILL");

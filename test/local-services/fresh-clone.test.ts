@@ -7,7 +7,17 @@
 // Creating a user and running servers as others needs root: CI is root.
 import { execFileSync, spawn, spawnSync, type SpawnOptions } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync, symlinkSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { stripVTControlCharacters } from "node:util";
@@ -25,9 +35,18 @@ interface Run {
 }
 
 /** Runs a command to its end with only the environment given (plus PATH and HOME). */
-function run(file: string, args: string[], o: { cwd: string; env?: Record<string, string>; user?: User; timeoutMs?: number }): Promise<Run> {
+function run(
+  file: string,
+  args: string[],
+  o: { cwd: string; env?: Record<string, string>; user?: User; timeoutMs?: number },
+): Promise<Run> {
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: o.user?.home ?? process.env.HOME ?? "/", ...o.env };
-  const opts: SpawnOptions = { cwd: o.cwd, env, stdio: ["ignore", "pipe", "pipe"], ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}) };
+  const opts: SpawnOptions = {
+    cwd: o.cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(o.user ? { uid: o.user.uid, gid: o.user.gid } : {}),
+  };
   return new Promise((done) => {
     const child = spawn(file, args, opts);
     let stdout = "";
@@ -61,9 +80,17 @@ async function cloneInto(dir: string, user?: User): Promise<void> {
 /** The demo, then a small test file through the global setup; both from the clone at `dir`. */
 async function demoAndTests(dir: string, o: { user?: User; path?: string }): Promise<{ demo: Run; tests: Run }> {
   const env = { ...(o.path ? { PATH: o.path } : {}) };
-  const demo = await run(process.execPath, ["bin/ledger-sync.js", "demo", "--bills", "300", "--for", "2", "--pg-port", String(await freePort())], { cwd: dir, env, ...(o.user ? { user: o.user } : {}) });
+  const demo = await run(
+    process.execPath,
+    ["bin/ledger-sync.js", "demo", "--bills", "300", "--for", "2", "--pg-port", String(await freePort())],
+    { cwd: dir, env, ...(o.user ? { user: o.user } : {}) },
+  );
   const vitest = join(dir, "node_modules/vitest/vitest.mjs");
-  const tests = await run(process.execPath, [vitest, "run", "test/support/database.test.ts"], { cwd: dir, env: { ...env, TEST_PG_PORT: String(await freePort()) }, ...(o.user ? { user: o.user } : {}) });
+  const tests = await run(process.execPath, [vitest, "run", "test/support/database.test.ts"], {
+    cwd: dir,
+    env: { ...env, TEST_PG_PORT: String(await freePort()) },
+    ...(o.user ? { user: o.user } : {}),
+  });
   return { demo, tests };
 }
 
@@ -71,7 +98,9 @@ async function expectDemoMatched(demo: Run): Promise<void> {
   expect(demo.code, demo.stdout + demo.stderr).toBe(0);
   expect(demo.stdout).toMatch(/verify: sandbox truth \d+ bills, database \d+ bills: match/);
   // The servers it started are gone: nothing answers on their ports any more.
-  const ports = [/postgres:postgres@127\.0\.0\.1:(\d+)\//, /local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/].map((re) => re.exec(demo.stdout)?.[1]).filter((p) => p !== undefined);
+  const ports = [/postgres:postgres@127\.0\.0\.1:(\d+)\//, /local redis-server at redis:\/\/127\.0\.0\.1:(\d+)/]
+    .map((re) => re.exec(demo.stdout)?.[1])
+    .filter((p) => p !== undefined);
   expect(ports.length).toBeGreaterThan(0);
   for (const port of ports) expect(await answers(Number(port)), `something still listens on ${port}`).toBe(false);
 }
@@ -121,10 +150,15 @@ describe.runIf(isRoot)("root, clone in a private directory", () => {
     const holder = createServer().listen(port, "127.0.0.1");
     try {
       const vitest = join(dir, "node_modules/vitest/vitest.mjs");
-      const r = await run(process.execPath, [vitest, "run", "test/support/database.test.ts"], { cwd: dir, env: { TEST_PG_PORT: String(port) } });
+      const r = await run(process.execPath, [vitest, "run", "test/support/database.test.ts"], {
+        cwd: dir,
+        env: { TEST_PG_PORT: String(port) },
+      });
       expect(r.code).toBe(1);
       const lines = r.stderr.split("\n").filter((l) => l.startsWith("npm test:"));
-      expect(lines).toEqual([`npm test: port ${port} on 127.0.0.1 is in use: stop what listens there (another ledger-sync demo or test run?); or set TEST_PG_PORT to another port, or TEST_DATABASE_URL to a PostgreSQL server of your own`]);
+      expect(lines).toEqual([
+        `npm test: port ${port} on 127.0.0.1 is in use: stop what listens there (another ledger-sync demo or test run?); or set TEST_PG_PORT to another port, or TEST_DATABASE_URL to a PostgreSQL server of your own`,
+      ]);
       expect(r.stderr + r.stdout).not.toMatch(/\n\s+at /);
     } finally {
       holder.close();
@@ -140,7 +174,12 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
     execFileSync("useradd", ["--create-home", "--shell", "/bin/sh", name]);
     const home = `/home/${name}`;
     chmodSync(home, 0o700);
-    user = { name, uid: Number(execFileSync("id", ["-u", name], { encoding: "utf8" })), gid: Number(execFileSync("id", ["-g", name], { encoding: "utf8" })), home };
+    user = {
+      name,
+      uid: Number(execFileSync("id", ["-u", name], { encoding: "utf8" })),
+      gid: Number(execFileSync("id", ["-g", name], { encoding: "utf8" })),
+      home,
+    };
     dir = join(home, "ledger-sync");
     await cloneInto(dir, user);
   });
@@ -168,7 +207,11 @@ describe.runIf(isRoot)("a plain user, clone in their own private home", () => {
     mkdirSync(bin);
     for (const tool of ["test", "setpriv", "getent"]) symlinkSync(onPath(tool), join(bin, tool));
     execFileSync("chown", ["-R", `${user.uid}:${user.gid}`, bin]);
-    const demo = await run(process.execPath, ["bin/ledger-sync.js", "demo", "--bills", "300", "--for", "2", "--pg-port", String(await freePort())], { cwd: dir, env: { PATH: bin }, user });
+    const demo = await run(
+      process.execPath,
+      ["bin/ledger-sync.js", "demo", "--bills", "300", "--for", "2", "--pg-port", String(await freePort())],
+      { cwd: dir, env: { PATH: bin }, user },
+    );
     await expectDemoMatched(demo);
     expect(demo.stdout).toMatch(/redis: none/);
     expect(demo.stdout.split("\n").filter((l) => /redis-server/.test(l))).toEqual([

@@ -30,7 +30,12 @@ describe("Ctrl-C on the terminal (SIGINT to the demo's process group)", () => {
     made.push(dir);
     const pgPort = await freePort();
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "warn" };
-    const demo = spawn(process.execPath, [BIN, "demo", "--bills", "300", "--for", "30", "--pg-port", String(pgPort)], { cwd: dir, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const demo = spawn(process.execPath, [BIN, "demo", "--bills", "300", "--for", "30", "--pg-port", String(pgPort)], {
+      cwd: dir,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     demo.stdout.on("data", (d) => (output += d));
     demo.stderr.on("data", (d) => (output += d));

@@ -25,7 +25,12 @@ afterAll(() => {
 });
 
 async function demoIn(cwd: string, pgPort: number) {
-  return runCli(["demo", "--bills", "50", "--for", "0", "--pg-port", String(pgPort)], { DATABASE_URL: undefined, REDIS_URL: undefined }, 60_000, cwd);
+  return runCli(
+    ["demo", "--bills", "50", "--for", "0", "--pg-port", String(pgPort)],
+    { DATABASE_URL: undefined, REDIS_URL: undefined },
+    60_000,
+    cwd,
+  );
 }
 
 function expectOneLine(res: { code: number; stdout: string; stderr: string }, says: RegExp): void {
@@ -56,7 +61,12 @@ describe("the demo's embedded PostgreSQL cannot start: one line, exit 1", () => 
     const port = await freePort();
     holder = createServer().listen(port, "127.0.0.1");
     const res = await demoIn(projectDir("port"), port);
-    expectOneLine(res, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use: stop what listens there .*; or pass --pg-port <another port>, or set DATABASE_URL`));
+    expectOneLine(
+      res,
+      new RegExp(
+        `port ${port} on 127\\.0\\.0\\.1 is in use: stop what listens there .*; or pass --pg-port <another port>, or set DATABASE_URL`,
+      ),
+    );
   });
 
   it("the data directory is unreadable", async () => {
@@ -70,14 +80,20 @@ describe("the demo's embedded PostgreSQL cannot start: one line, exit 1", () => 
     chmodSync(dir, 0o000);
     const res = await demoIn(cwd, await freePort());
     chmodSync(dir, 0o700);
-    expectOneLine(res, /the data directory \.data\/demo-postgres is not readable and writable by .*: fix its permissions \(chmod 700 \.data\/demo-postgres\) or remove it to start over/);
+    expectOneLine(
+      res,
+      /the data directory \.data\/demo-postgres is not readable and writable by .*: fix its permissions \(chmod 700 \.data\/demo-postgres\) or remove it to start over/,
+    );
   });
 
   it.runIf(isRoot)("the data directory belongs to another user than the one that runs the server", async () => {
     const cwd = projectDir("owner");
     initialisedLooking(cwd); // root's, while the server runs as postgres
     const res = await demoIn(cwd, await freePort());
-    expectOneLine(res, /the data directory \.data\/demo-postgres belongs to root, but PostgreSQL runs as postgres: remove it to start over \(rm -rf \.data\/demo-postgres\), or run as root/);
+    expectOneLine(
+      res,
+      /the data directory \.data\/demo-postgres belongs to root, but PostgreSQL runs as postgres: remove it to start over \(rm -rf \.data\/demo-postgres\), or run as root/,
+    );
   });
 
   it("the server itself refuses the data directory (a damaged cluster): its FATAL line, and what to do", async () => {
@@ -88,6 +104,9 @@ describe("the demo's embedded PostgreSQL cannot start: one line, exit 1", () => 
       chownSync(dir, pgUser.uid, pgUser.gid);
     }
     const res = await demoIn(cwd, await freePort());
-    expectOneLine(res, /PostgreSQL did not start on port \d+ from \.data\/demo-postgres \(.+\): remove \.data\/demo-postgres to start over if it is damaged; or pass --pg-port/);
+    expectOneLine(
+      res,
+      /PostgreSQL did not start on port \d+ from \.data\/demo-postgres \(.+\): remove \.data\/demo-postgres to start over if it is damaged; or pass --pg-port/,
+    );
   });
 });

@@ -15,7 +15,15 @@ function capture(terminal: { isTTY?: boolean; hasColors?: boolean } = {}) {
     },
   });
   if (terminal.isTTY) Object.assign(stream, { isTTY: true, hasColors: () => terminal.hasColors === true });
-  return { stream, text: () => chunks.join(""), lines: () => chunks.join("").split("\n").filter((l) => l !== "") };
+  return {
+    stream,
+    text: () => chunks.join(""),
+    lines: () =>
+      chunks
+        .join("")
+        .split("\n")
+        .filter((l) => l !== ""),
+  };
 }
 
 function logTo(level: string, format: LogFormat | undefined, terminal: { isTTY?: boolean; hasColors?: boolean } = {}) {
@@ -29,10 +37,27 @@ describe("pretty log lines", () => {
   it("writes one short line per call: time, level, message and the chosen fields, no JSON", () => {
     const { logger, lines } = logTo("info", "pretty");
     const bills = logger.child({ account: "main", stream: "bills" });
-    bills.info({ fromMs: 1767225600000, toMs: 1767312000000, from: "2026-01-01T00:00:00.000Z", to: "2026-01-02T00:00:00.000Z", cursorMs: null }, "bills sync starting");
-    bills.warn({ endpoint: "/capi/v2/account/bills", attempt: 2, delayMs: 1500, reason: "HTTP 429" }, "exchange request failed; retrying");
-    bills.warn({ window: { from: 1767225600000, to: 1767312000000, windows: 3 }, revised: 2 }, "exchange changed known bills");
-    logger.child({ stream: "snapshots", coinId: "2" }).info({ version: 3, changes: [{ field: "equity" }] }, "account snapshot stored");
+    bills.info(
+      {
+        fromMs: 1767225600000,
+        toMs: 1767312000000,
+        from: "2026-01-01T00:00:00.000Z",
+        to: "2026-01-02T00:00:00.000Z",
+        cursorMs: null,
+      },
+      "bills sync starting",
+    );
+    bills.warn(
+      { endpoint: "/capi/v2/account/bills", attempt: 2, delayMs: 1500, reason: "HTTP 429" },
+      "exchange request failed; retrying",
+    );
+    bills.warn(
+      { window: { from: 1767225600000, to: 1767312000000, windows: 3 }, revised: 2 },
+      "exchange changed known bills",
+    );
+    logger
+      .child({ stream: "snapshots", coinId: "2" })
+      .info({ version: 3, changes: [{ field: "equity" }] }, "account snapshot stored");
     logger.info({ pid: 42, hostname: "box" }, "plain");
 
     expect(lines()).toHaveLength(5);
@@ -41,9 +66,15 @@ describe("pretty log lines", () => {
       expect(line).not.toContain("{");
       expect(line).not.toMatch(/pid|hostname|box/);
     }
-    expect(lines()[0]).toMatch(/ INFO: bills sync starting account=main stream=bills from=2026-01-01T00:00:00.000Z to=2026-01-02T00:00:00.000Z$/);
-    expect(lines()[1]).toMatch(/ WARN: exchange request failed; retrying account=main stream=bills endpoint=\/capi\/v2\/account\/bills attempt=2 delayMs=1500 reason="HTTP 429"$/);
-    expect(lines()[2]).toMatch(/ WARN: exchange changed known bills account=main stream=bills window=2026-01-01T00:00:00.000Z..2026-01-02T00:00:00.000Z$/);
+    expect(lines()[0]).toMatch(
+      / INFO: bills sync starting account=main stream=bills from=2026-01-01T00:00:00.000Z to=2026-01-02T00:00:00.000Z$/,
+    );
+    expect(lines()[1]).toMatch(
+      / WARN: exchange request failed; retrying account=main stream=bills endpoint=\/capi\/v2\/account\/bills attempt=2 delayMs=1500 reason="HTTP 429"$/,
+    );
+    expect(lines()[2]).toMatch(
+      / WARN: exchange changed known bills account=main stream=bills window=2026-01-01T00:00:00.000Z..2026-01-02T00:00:00.000Z$/,
+    );
     expect(lines()[3]).toMatch(/ INFO: account snapshot stored stream=snapshots coin=2$/);
     expect(lines()[4]).toMatch(/ INFO: plain$/);
   });
@@ -56,11 +87,16 @@ describe("pretty log lines", () => {
 
   it("shows an error's message and code on the same line, without its stack", () => {
     const { logger, lines } = logTo("info", "pretty");
-    logger.error({ err: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }) }, "verify could not run");
+    logger.error(
+      { err: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }) },
+      "verify could not run",
+    );
     logger.warn({ dependency: "redis", err: "Connection is closed." }, "redis unavailable");
     logger.error({ err: { message: "boom", name: "Error" } }, "job failed");
     expect(lines()).toEqual([
-      expect.stringMatching(/ ERROR: verify could not run err="connect ECONNREFUSED 127.0.0.1:5432" code=ECONNREFUSED$/),
+      expect.stringMatching(
+        / ERROR: verify could not run err="connect ECONNREFUSED 127.0.0.1:5432" code=ECONNREFUSED$/,
+      ),
       expect.stringMatching(/ WARN: redis unavailable err="Connection is closed."$/),
       expect.stringMatching(/ ERROR: job failed err=boom$/),
     ]);
@@ -101,7 +137,9 @@ describe("pretty log lines", () => {
 describe("JSON log lines", () => {
   it("writes one parseable JSON object per call, as before", () => {
     const { logger, lines } = logTo("info", "json");
-    logger.child({ account: "main", stream: "bills" }).warn({ attempt: 2, delayMs: 1500, window: { from: 1, to: 2, windows: 1 } }, "exchange request failed; retrying");
+    logger
+      .child({ account: "main", stream: "bills" })
+      .warn({ attempt: 2, delayMs: 1500, window: { from: 1, to: 2, windows: 1 } }, "exchange request failed; retrying");
     logger.error({ err: Object.assign(new Error("boom"), { code: "E1" }) }, "failed");
     logger.debug("not at info");
     const parsed = lines().map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -116,7 +154,11 @@ describe("JSON log lines", () => {
       window: { from: 1, to: 2, windows: 1 },
       msg: "exchange request failed; retrying",
     });
-    expect(parsed[1]).toMatchObject({ level: 50, msg: "failed", err: { type: "Error", message: "boom", code: "E1", stack: expect.stringContaining("boom") } });
+    expect(parsed[1]).toMatchObject({
+      level: 50,
+      msg: "failed",
+      err: { type: "Error", message: "boom", code: "E1", stack: expect.stringContaining("boom") },
+    });
     expect(parsed[1]).not.toHaveProperty("pid");
     expect(parsed[1]).not.toHaveProperty("hostname");
   });
@@ -148,7 +190,13 @@ describe("redaction", () => {
     const { logger, lines } = logTo("info", "json");
     logger.info(fields, "with secrets");
     const line = JSON.parse(lines()[0]!) as Record<string, unknown>;
-    expect(line).toMatchObject({ apiSecret: "[redacted]", passphrase: "[redacted]", password: "[redacted]", databaseUrl: "[redacted]", headers: "[redacted]" });
+    expect(line).toMatchObject({
+      apiSecret: "[redacted]",
+      passphrase: "[redacted]",
+      password: "[redacted]",
+      databaseUrl: "[redacted]",
+      headers: "[redacted]",
+    });
     expect(line.request).toEqual({ headers: "[redacted]", credentials: "[redacted]" });
   });
 });
@@ -191,6 +239,8 @@ describe("LOG_FORMAT", () => {
 
   it("refuses any other value with a one-line message naming it", () => {
     expect(() => loadConfig({ LOG_FORMAT: "xml" })).toThrow(ConfigError);
-    expect(() => loadConfig({ LOG_FORMAT: "xml" })).toThrow(/^invalid configuration: LOG_FORMAT must be one of json, pretty[^\n]*$/);
+    expect(() => loadConfig({ LOG_FORMAT: "xml" })).toThrow(
+      /^invalid configuration: LOG_FORMAT must be one of json, pretty[^\n]*$/,
+    );
   });
 });

@@ -23,7 +23,10 @@ describe("OutageLog", () => {
   it("logs the first error of an outage, counts the rest, and logs the recovery once", async () => {
     const { lines, logger } = capture();
     let up = false;
-    const outage = new OutageLog(logger, "redis", { probe: async () => (up ? "PONG" : Promise.reject(refused())), probeEveryMs: 20 });
+    const outage = new OutageLog(logger, "redis", {
+      probe: async () => (up ? "PONG" : Promise.reject(refused())),
+      probeEveryMs: 20,
+    });
     for (let i = 0; i < 50; i++) outage.failed(refused());
     expect(outage.down).toBe(true);
     await tick(80);
@@ -61,7 +64,10 @@ describe("OutageLog", () => {
     noisy = false;
     while (outage.down) await tick(10);
     outage.close();
-    expect(lines.map((l) => l.msg)).toEqual(["postgres unavailable: waiting for it to come back (further errors are counted, not logged)", "postgres recovered"]);
+    expect(lines.map((l) => l.msg)).toEqual([
+      "postgres unavailable: waiting for it to come back (further errors are counted, not logged)",
+      "postgres recovered",
+    ]);
     expect(lines[1]!.errors).toBeGreaterThanOrEqual(6);
   });
 });

@@ -6,7 +6,14 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log/logger.ts";
-import { checkHealth, postgresLastSuccess, postgresPing, redisPing, type HealthDeps, type RawQuery } from "../../src/ops/health.ts";
+import {
+  checkHealth,
+  postgresLastSuccess,
+  postgresPing,
+  redisPing,
+  type HealthDeps,
+  type RawQuery,
+} from "../../src/ops/health.ts";
 import { startOpsServer } from "../../src/ops/http-server.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
@@ -61,7 +68,13 @@ describe("health", () => {
   });
 
   function unreachableRedis(port: number): Redis {
-    const c = new Redis({ host: "127.0.0.1", port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const c = new Redis({
+      host: "127.0.0.1",
+      port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     c.on("error", () => {});
     extraClients.push(c);
     return c;
@@ -96,7 +109,9 @@ describe("health", () => {
         { account: "main", stream: "bills" },
         { account: "new", stream: "bills" },
       ]);
-      expect(rows.find((r) => r.account === "main" && r.stream === "bills")?.at).toEqual(new Date("2026-03-01T10:00:00.123Z"));
+      expect(rows.find((r) => r.account === "main" && r.stream === "bills")?.at).toEqual(
+        new Date("2026-03-01T10:00:00.123Z"),
+      );
       expect(rows.find((r) => r.account === "new")).toEqual({ account: "new", stream: "bills", at: null });
       expect(rows).toHaveLength(4);
     });
@@ -130,11 +145,22 @@ describe("health", () => {
     });
 
     it("fails the postgres check when PostgreSQL is unreachable", async () => {
-      const deadPool = new pg.Pool({ host: "127.0.0.1", port: await closedPort(), user: "postgres", database: "postgres", max: 1 });
+      const deadPool = new pg.Pool({
+        host: "127.0.0.1",
+        port: await closedPort(),
+        user: "postgres",
+        database: "postgres",
+        max: 1,
+      });
       try {
-        const report = await checkHealth(deps({ postgresPing: postgresPing((sql) => deadPool.query(sql).then((r) => r.rows)) }));
+        const report = await checkHealth(
+          deps({ postgresPing: postgresPing((sql) => deadPool.query(sql).then((r) => r.rows)) }),
+        );
         expect(report.ok).toBe(false);
-        expect(report.checks.find((c) => c.name === "postgres")).toMatchObject({ ok: false, detail: expect.stringMatching(/ECONNREFUSED/) });
+        expect(report.checks.find((c) => c.name === "postgres")).toMatchObject({
+          ok: false,
+          detail: expect.stringMatching(/ECONNREFUSED/),
+        });
         expect(report.checks.find((c) => c.name === "redis")?.ok).toBe(true);
       } finally {
         await deadPool.end();
@@ -153,7 +179,11 @@ describe("health", () => {
         expect(took).toBeGreaterThanOrEqual(290);
         expect(took).toBeLessThan(2000);
         expect(report.ok).toBe(false);
-        expect(report.checks.find((c) => c.name === "redis")).toEqual({ name: "redis", ok: false, detail: "unreachable: redis timed out after 300 ms" });
+        expect(report.checks.find((c) => c.name === "redis")).toEqual({
+          name: "redis",
+          ok: false,
+          detail: "unreachable: redis timed out after 300 ms",
+        });
       } finally {
         await hung.close();
       }
@@ -170,27 +200,48 @@ describe("health", () => {
       );
       expect(report.ok).toBe(false);
       expect(report.checks.filter((c) => !c.ok)).toEqual([
-        { name: "sync:main/bills", ok: false, detail: "stale: last success 2026-03-01T10:00:00.123Z, 300s ago (limit 290s)" },
+        {
+          name: "sync:main/bills",
+          ok: false,
+          detail: "stale: last success 2026-03-01T10:00:00.123Z, 300s ago (limit 290s)",
+        },
       ]);
       expect(report.checks.find((c) => c.name === "sync:main/snapshots")?.ok).toBe(true);
     });
 
     it("fails a stream that never succeeded only once the process is up longer than maxAgeMs", async () => {
       const startedAt = new Date("2026-03-01T12:00:00Z");
-      const lastSuccess = () => postgresLastSuccess(query, [{ account: "new", stream: "bills" }]).then((rows) => rows.filter((r) => r.account === "new"));
+      const lastSuccess = () =>
+        postgresLastSuccess(query, [{ account: "new", stream: "bills" }]).then((rows) =>
+          rows.filter((r) => r.account === "new"),
+        );
       const early = await checkHealth(deps({ startedAt, now: () => new Date("2026-03-01T12:00:30Z"), lastSuccess }));
       expect(early.ok).toBe(true);
-      expect(early.checks.find((c) => c.name === "sync:new/bills")?.detail).toMatch(/no success yet; within startup grace/);
+      expect(early.checks.find((c) => c.name === "sync:new/bills")?.detail).toMatch(
+        /no success yet; within startup grace/,
+      );
 
       const late = await checkHealth(deps({ startedAt, now: () => new Date("2026-03-01T12:01:01Z"), lastSuccess }));
       expect(late.ok).toBe(false);
-      expect(late.checks.find((c) => c.name === "sync:new/bills")).toEqual({ name: "sync:new/bills", ok: false, detail: "never succeeded; up 61s (limit 60s)" });
+      expect(late.checks.find((c) => c.name === "sync:new/bills")).toEqual({
+        name: "sync:new/bills",
+        ok: false,
+        detail: "never succeeded; up 61s (limit 60s)",
+      });
     });
 
     it("fails a sync check when the last successes cannot be read", async () => {
-      const report = await checkHealth(deps({ lastSuccess: () => postgresLastSuccess((sql) => pool.query(sql.replace("sync_state", "no_such_table")).then((r) => r.rows)) }));
+      const report = await checkHealth(
+        deps({
+          lastSuccess: () =>
+            postgresLastSuccess((sql) => pool.query(sql.replace("sync_state", "no_such_table")).then((r) => r.rows)),
+        }),
+      );
       expect(report.ok).toBe(false);
-      expect(report.checks.find((c) => c.name === "sync")).toMatchObject({ ok: false, detail: expect.stringMatching(/could not read last successes: .*no_such_table/) });
+      expect(report.checks.find((c) => c.name === "sync")).toMatchObject({
+        ok: false,
+        detail: expect.stringMatching(/could not read last successes: .*no_such_table/),
+      });
     });
   });
 
@@ -224,7 +275,10 @@ describe("health", () => {
         redisClient = unreachableRedis(await closedPort());
         const down = await fetch(`${server.url}/healthz`);
         expect(down.status).toBe(503);
-        const downBody = (await down.json()) as { ok: boolean; checks: { name: string; ok: boolean; detail: string }[] };
+        const downBody = (await down.json()) as {
+          ok: boolean;
+          checks: { name: string; ok: boolean; detail: string }[];
+        };
         expect(downBody.ok).toBe(false);
         expect(downBody.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(["redis"]);
 
@@ -233,7 +287,10 @@ describe("health", () => {
         const stale = await fetch(`${server.url}/healthz`);
         expect(stale.status).toBe(503);
         const staleBody = (await stale.json()) as { checks: { name: string; ok: boolean; detail: string }[] };
-        expect(staleBody.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual(["sync:main/bills", "sync:main/snapshots"]);
+        expect(staleBody.checks.filter((c) => !c.ok).map((c) => c.name)).toEqual([
+          "sync:main/bills",
+          "sync:main/snapshots",
+        ]);
         expect(staleBody.checks.find((c) => c.name === "sync:main/bills")?.detail).toMatch(/^stale: /);
       } finally {
         await server.close();
@@ -253,7 +310,10 @@ describe("health", () => {
       try {
         const res = await fetch(`${server.url}/healthz`);
         expect(res.status).toBe(503);
-        expect(await res.json()).toEqual({ ok: false, checks: [{ name: "health", ok: false, detail: "health check failed: boom" }] });
+        expect(await res.json()).toEqual({
+          ok: false,
+          checks: [{ name: "health", ok: false, detail: "health check failed: boom" }],
+        });
       } finally {
         await server.close();
       }

@@ -13,7 +13,14 @@ import { createTestRedis, type TestRedis } from "../support/redis.ts";
 const logger = createLogger("silent");
 
 function options(over: Partial<OpsServerOptions> = {}): OpsServerOptions {
-  return { port: 0, host: "127.0.0.1", metrics: createMetrics({ defaultMetrics: false }), health: async () => ({ ok: true, checks: [] }), logger, ...over };
+  return {
+    port: 0,
+    host: "127.0.0.1",
+    metrics: createMetrics({ defaultMetrics: false }),
+    health: async () => ({ ok: true, checks: [] }),
+    logger,
+    ...over,
+  };
 }
 
 describe("ops http server", () => {

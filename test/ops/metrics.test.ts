@@ -38,7 +38,8 @@ function find(samples: Sample[], name: string, labels: Record<string, string>): 
 
 function value(samples: Sample[], name: string, labels: Record<string, string>): number {
   const found = find(samples, name, labels);
-  if (found.length !== 1) throw new Error(`expected one sample of ${name} ${JSON.stringify(labels)}, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(`expected one sample of ${name} ${JSON.stringify(labels)}, found ${found.length}`);
   return found[0]!.value;
 }
 
@@ -116,7 +117,12 @@ describe("/metrics", () => {
     expect(value(samples, `${p}api_request_duration_seconds_bucket`, { ...bill, status: "200", le: "0.25" })).toBe(1);
     expect(value(samples, `${p}api_request_duration_seconds_bucket`, { ...bill, status: "200", le: "0.1" })).toBe(0);
     expect(value(samples, `${p}api_request_duration_seconds_count`, { ...bill, status: "429" })).toBe(1);
-    expect(value(samples, `${p}api_request_duration_seconds_count`, { endpoint: "/api/v2/mix/account/accounts", status: "error" })).toBe(1);
+    expect(
+      value(samples, `${p}api_request_duration_seconds_count`, {
+        endpoint: "/api/v2/mix/account/accounts",
+        status: "error",
+      }),
+    ).toBe(1);
 
     expect(value(samples, `${p}api_rate_limited_total`, { account: "main" })).toBe(1);
     expect(value(samples, `${p}weight_used`, { budget: "uid", scope: "main" })).toBe(12);
@@ -126,24 +132,36 @@ describe("/metrics", () => {
     expect(value(samples, `${p}weight_allowance`, { budget: "uid", scope: "main" })).toBe(17);
     expect(value(samples, `${p}weight_allowance`, { budget: "ip", scope: "1.2.3.4" })).toBe(1200);
     expect(value(samples, `${p}sync_lag_seconds`, { account: "main", stream: "bills" })).toBe(42.5);
-    expect(value(samples, `${p}last_success_timestamp_seconds`, { account: "main", stream: "bills" })).toBe(Date.parse("2026-01-02T03:04:05.000Z") / 1000);
+    expect(value(samples, `${p}last_success_timestamp_seconds`, { account: "main", stream: "bills" })).toBe(
+      Date.parse("2026-01-02T03:04:05.000Z") / 1000,
+    );
 
     expect(value(samples, `${p}job_failures_total`, { queue: "sync", job: "bills" })).toBe(1);
-    expect(value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "completed" })).toBe(1);
-    expect(value(samples, `${p}job_duration_seconds_sum`, { queue: "sync", job: "bills", outcome: "completed" })).toBe(1.5);
-    expect(value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "failed" })).toBe(1);
+    expect(
+      value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "completed" }),
+    ).toBe(1);
+    expect(value(samples, `${p}job_duration_seconds_sum`, { queue: "sync", job: "bills", outcome: "completed" })).toBe(
+      1.5,
+    );
+    expect(value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "failed" })).toBe(
+      1,
+    );
 
     expect(value(samples, `${p}queue_jobs`, { queue: "sync", state: "delayed" })).toBe(4);
     expect(value(samples, `${p}quarantined_records`, { account: "main" })).toBe(3);
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "balance-continuity" })).toBe(2);
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "quarantine" })).toBe(0);
-    expect(value(samples, `${p}verify_last_run_timestamp_seconds`, { account: "main" })).toBe(Date.parse("2026-01-02T03:04:06.000Z") / 1000);
+    expect(value(samples, `${p}verify_last_run_timestamp_seconds`, { account: "main" })).toBe(
+      Date.parse("2026-01-02T03:04:06.000Z") / 1000,
+    );
     expect(value(samples, `${p}exchange_fact`, { account: "main", fact: "page_size" })).toBe(100);
 
     // The beforeScrape hook ran before the registry was read.
     expect(value(samples, `${p}queue_jobs`, { queue: "bills", state: "waiting" })).toBe(scrapes * 10);
 
-    expect(Object.fromEntries([...types].filter(([n]) => !n.startsWith(`${p}process_`) && !n.startsWith(`${p}nodejs_`)))).toEqual({
+    expect(
+      Object.fromEntries([...types].filter(([n]) => !n.startsWith(`${p}process_`) && !n.startsWith(`${p}nodejs_`))),
+    ).toEqual({
       [`${p}bills_written_total`]: "counter",
       [`${p}bill_revisions_total`]: "counter",
       [`${p}pages_fetched_total`]: "counter",
@@ -197,7 +215,9 @@ describe("/metrics", () => {
     /** The account's exchange_fact series in the registry's text, by fact. */
     const facts = async (account: string) => {
       const { samples } = parseExposition(await m.registry.metrics());
-      return Object.fromEntries(find(samples, "ledger_sync_exchange_fact", { account }).map((s) => [s.labels.fact, s.value]));
+      return Object.fromEntries(
+        find(samples, "ledger_sync_exchange_fact", { account }).map((s) => [s.labels.fact, s.value]),
+      );
     };
 
     m.exchangeFacts("main", { ...LEARNT_FACTS, hasNextPage: "honest" });

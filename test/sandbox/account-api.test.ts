@@ -14,14 +14,27 @@ interface Seen {
 
 // The test's own reading of the spec: which fields may be JSON numbers. Ids, sequence ids and
 // times are documented strings; the documented integers may come either way; decimals too.
-const INTS = new Set(["coin_id", "contract_id", "cross_contract_id", "create_order_rate_limit_per_minute", "create_order_delay_milliseconds"]);
+const INTS = new Set([
+  "coin_id",
+  "contract_id",
+  "cross_contract_id",
+  "create_order_rate_limit_per_minute",
+  "create_order_delay_milliseconds",
+]);
 function numberAllowed(kind: string, name: string): boolean {
   if (INTS.has(name)) return kind === "account" || kind === "collateral" || kind === "position";
   return !(name === "id" || name.endsWith("_id") || name.endsWith("_time"));
 }
 
 /** Compares one served record with the expected one; records forms and unknown keys. */
-function compare(kind: string, served: unknown, want: Raw, seen: Seen, skip: readonly string[] = [], alsoKnown: readonly string[] = []): void {
+function compare(
+  kind: string,
+  served: unknown,
+  want: Raw,
+  seen: Seen,
+  skip: readonly string[] = [],
+  alsoKnown: readonly string[] = [],
+): void {
   expect(typeof served, kind).toBe("object");
   const got = served as Raw;
   for (const [name, w] of Object.entries(want)) {
@@ -42,7 +55,11 @@ function compare(kind: string, served: unknown, want: Raw, seen: Seen, skip: rea
   for (const k of Object.keys(got)) if (!(k in want) && !alsoKnown.includes(k)) seen.extras.push(`${kind}.${k}`);
 }
 
-const MAPS = [["contract_id_to_fee_setting", "fees", "fee"], ["contract_id_to_mode_setting", "modes", "mode"], ["contract_id_to_leverage_setting", "leverages", "leverage"]] as const;
+const MAPS = [
+  ["contract_id_to_fee_setting", "fees", "fee"],
+  ["contract_id_to_mode_setting", "modes", "mode"],
+  ["contract_id_to_leverage_setting", "leverages", "leverage"],
+] as const;
 
 function expectServed(text: string, state: SandboxAccountState, seen: Seen): void {
   const raw = parse(text) as Raw;
@@ -50,7 +67,14 @@ function expectServed(text: string, state: SandboxAccountState, seen: Seen): voi
   expect(raw.version).toBe(state.version);
   const a = raw.account as Raw;
   const want = state.account as unknown as Raw;
-  compare("account", a, want, seen, ["default_fee_setting", "fees", "modes", "leverages"], MAPS.map(([f]) => f));
+  compare(
+    "account",
+    a,
+    want,
+    seen,
+    ["default_fee_setting", "fees", "modes", "leverages"],
+    MAPS.map(([f]) => f),
+  );
   if (state.account.default_fee_setting === null) expect(a.default_fee_setting).toBeNull();
   else compare("fee", a.default_fee_setting, state.account.default_fee_setting as unknown as Raw, seen);
   for (const [field, list, kind] of MAPS) {
@@ -100,7 +124,8 @@ describe("account endpoint", () => {
       expectServed(await get(manual, coinId), manual.accountState(coinId), seen);
     }
     for (const [key, forms] of seen.forms) expect([...forms], key).toHaveLength(1);
-    const form = (pred: (k: string) => boolean, f: string) => [...seen.forms].filter(([k, s]) => pred(k) && s.has(f)).length;
+    const form = (pred: (k: string) => boolean, f: string) =>
+      [...seen.forms].filter(([k, s]) => pred(k) && s.has(f)).length;
     const isInt = (k: string) => INTS.has(k.split(".")[1] as string) && !/^(fee|mode|leverage)\./.test(k);
     expect(form(isInt, "number")).toBeGreaterThan(0);
     expect(form(isInt, "string")).toBeGreaterThan(0);
@@ -122,7 +147,8 @@ describe("account endpoint", () => {
       expect(BigInt(p.updated_match_sequence_id)).toBeGreaterThan(2n ** 63n);
       expect(BigInt(p.id)).toBeGreaterThan(2n ** 53n);
       expect(BigInt(p.updated_match_sequence_id)).toBeGreaterThanOrEqual(BigInt(p.created_match_sequence_id));
-      for (const s of [p.id, p.created_match_sequence_id, p.updated_match_sequence_id]) expect(text).toContain(`"${s}"`);
+      for (const s of [p.id, p.created_match_sequence_id, p.updated_match_sequence_id])
+        expect(text).toContain(`"${s}"`);
     }
   });
 
@@ -145,7 +171,8 @@ describe("account endpoint", () => {
   });
 
   it("evolves per request: opens, changes and closes positions, changes a setting, deterministically", async () => {
-    const strip = (s: SandboxAccountState): unknown => JSON.parse(JSON.stringify(s, (k, v) => (k.endsWith("_time") ? "T" : v)));
+    const strip = (s: SandboxAccountState): unknown =>
+      JSON.parse(JSON.stringify(s, (k, v) => (k.endsWith("_time") ? "T" : v)));
     const run = async (sb: Sandbox) => {
       const counts = { opened: 0, changed: 0, closed: 0, settings: 0, versions: 0 };
       const history: unknown[] = [];
@@ -162,7 +189,8 @@ describe("account endpoint", () => {
           else if (old !== JSON.stringify(p)) counts.changed++;
         }
         counts.closed += before.positions.filter((p) => !after.positions.some((q) => q.id === p.id)).length;
-        const settings = (s: SandboxAccountState) => JSON.stringify([s.account.default_fee_setting, s.account.fees, s.account.leverages, s.account.modes]);
+        const settings = (s: SandboxAccountState) =>
+          JSON.stringify([s.account.default_fee_setting, s.account.fees, s.account.leverages, s.account.modes]);
         if (settings(before) !== settings(after)) counts.settings++;
         const moved = JSON.stringify({ ...before, version: "" }) !== JSON.stringify({ ...after, version: "" });
         expect(BigInt(after.version) - BigInt(before.version)).toBe(moved ? 1n : 0n);

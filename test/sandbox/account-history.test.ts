@@ -17,13 +17,18 @@ function expected(truth: SandboxBill[], coin: string, nowMs = Date.now()) {
   const bills = truth.filter((b) => b.coin === coin && b.cTimeMs <= nowMs);
   for (const b of bills) {
     const t = b.businessType;
-    if (/^(deposit|withdraw|transfer_(in|out)|margin_move_(in|out)|position_(open|close)_(long|short)|position_funding|order_(fill|liquidate)_fee_income)$/.test(t)) {
+    if (
+      /^(deposit|withdraw|transfer_(in|out)|margin_move_(in|out)|position_(open|close)_(long|short)|position_funding|order_(fill|liquidate)_fee_income)$/.test(
+        t,
+      )
+    ) {
       add(`cum_${t}_amount`, b.amount);
     }
     if (t === "start_liquidate") liquidating = b.symbol;
     if (t === "finish_liquidate") liquidating = null;
     if (t.startsWith("position_open")) add("cum_position_fill_fee_amount", b.fillFee);
-    if (t.startsWith("position_close")) add(b.symbol === liquidating ? "cum_position_liquidate_fee_amount" : "cum_position_fill_fee_amount", b.fillFee);
+    if (t.startsWith("position_close"))
+      add(b.symbol === liquidating ? "cum_position_liquidate_fee_amount" : "cum_position_fill_fee_amount", b.fillFee);
   }
   return { cum, last: bills.at(-1), first: bills[0] };
 }
@@ -46,7 +51,14 @@ function expectCollateral(sb: Sandbox, coin: string, truth: SandboxBill[]): void
 let sb: Sandbox;
 let truth: SandboxBill[];
 beforeAll(async () => {
-  sb = await startSandbox({ seed: 13, billCount: 20000, startMs: FIXED_START, endMs: FIXED_END, limits: null, accountEvolution: "manual" });
+  sb = await startSandbox({
+    seed: 13,
+    billCount: 20000,
+    startMs: FIXED_START,
+    endMs: FIXED_END,
+    limits: null,
+    accountEvolution: "manual",
+  });
   truth = sb.truth();
 });
 afterAll(() => sb.close());
@@ -58,14 +70,23 @@ describe("collateral from the bill history", () => {
     const usdt = sb.accountState("2").collateral[0];
     expect(usdt?.cum_position_liquidate_fee_amount).not.toBe("0");
     expect(new Decimal(usdt?.cum_position_fill_fee_amount ?? "0").isNegative()).toBe(true); // fees paid, as written
-    const deposits = truth.filter((b) => b.coin === "USDT" && b.businessType === "deposit").reduce((s, b) => s.plus(b.amount), new Decimal(0));
+    const deposits = truth
+      .filter((b) => b.coin === "USDT" && b.businessType === "deposit")
+      .reduce((s, b) => s.plus(b.amount), new Decimal(0));
     expect(usdt?.cum_deposit_amount).toBe(deposits.toFixed());
   });
 
   it("follows appended bills, late ones too, and bumps the version (also in manual mode)", async () => {
     const v0 = BigInt(sb.accountState("2").version);
     sb.appendBill({ coin: "USDT", businessType: "deposit", amount: "123.45" });
-    sb.appendBill({ coin: "USDT", businessType: "position_open_long", symbol: "cmt_btcusdt", amount: "-100.5", fillFee: "-0.0603", cTimeMs: FIXED_START + 1000 });
+    sb.appendBill({
+      coin: "USDT",
+      businessType: "position_open_long",
+      symbol: "cmt_btcusdt",
+      amount: "-100.5",
+      fillFee: "-0.0603",
+      cTimeMs: FIXED_START + 1000,
+    });
     sb.appendBill({ coin: "USDC", businessType: "withdraw", amount: "-1.000001", cTimeMs: FIXED_START + 86_400_000 });
     const now = sb.truth();
     for (const coin of ["USDT", "USDC"]) expectCollateral(sb, coin, now);
@@ -81,7 +102,9 @@ describe("collateral from the bill history", () => {
     await new Promise((r) => setTimeout(r, Math.max(0, bill.cTimeMs - Date.now()) + 50));
     const after = sb.accountState("1").collateral[0];
     expect(after?.amount).toBe(bill.balance);
-    expect(after?.cum_transfer_in_amount).toBe(new Decimal(before.collateral[0]?.cum_transfer_in_amount ?? "0").plus(7).toFixed());
+    expect(after?.cum_transfer_in_amount).toBe(
+      new Decimal(before.collateral[0]?.cum_transfer_in_amount ?? "0").plus(7).toFixed(),
+    );
   });
 
   it("keeps a scripted collateral value until the history moves", () => {
@@ -98,23 +121,39 @@ describe("collateral from the bill history", () => {
 
 describe("collateral at scale", () => {
   it("serves 1,000,000 bills cheaply: one build, then window-sized work per request", async () => {
-    const big = await startSandbox({ seed: 1, billCount: 1_000_000, startMs: FIXED_START, endMs: FIXED_END, limits: null });
+    const big = await startSandbox({
+      seed: 1,
+      billCount: 1_000_000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      limits: null,
+    });
     try {
       const t0 = performance.now();
       const first = big.accountState("2"); // builds the per-coin lists and checkpoints
       const build = performance.now() - t0;
       const times: number[] = [];
-      for (let i = 0; i < 20; i++) times.push((await call(big, { method: "GET", path: ACCOUNT, query: `coinId=${i % 2 ? 1 : 2}` })).ms);
+      for (let i = 0; i < 20; i++)
+        times.push((await call(big, { method: "GET", path: ACCOUNT, query: `coinId=${i % 2 ? 1 : 2}` })).ms);
       const t1 = performance.now();
       big.appendBill({ coin: "USDT", businessType: "deposit", amount: "1", cTimeMs: FIXED_START + 5 * 86_400_000 }); // late: drops later checkpoints
       const afterLate = big.accountState("2");
       const late = performance.now() - t1;
       const avg = times.reduce((a, b) => a + b, 0) / times.length;
-      console.log(`account at 1M bills: first build ${build.toFixed(0)} ms, requests avg ${avg.toFixed(1)} ms, after a late bill ${late.toFixed(0)} ms`);
+      console.log(
+        `account at 1M bills: first build ${build.toFixed(0)} ms, requests avg ${avg.toFixed(1)} ms, after a late bill ${late.toFixed(0)} ms`,
+      );
       expect(avg).toBeLessThan(50);
-      const deposits = big.truth().filter((b) => b.coin === "USDT" && b.businessType === "deposit").reduce((s, b) => s.plus(b.amount), new Decimal(0));
+      const deposits = big
+        .truth()
+        .filter((b) => b.coin === "USDT" && b.businessType === "deposit")
+        .reduce((s, b) => s.plus(b.amount), new Decimal(0));
       expect(afterLate.collateral[0]?.cum_deposit_amount).toBe(deposits.toFixed());
-      expect(new Decimal(afterLate.collateral[0]?.cum_deposit_amount ?? "0").minus(first.collateral[0]?.cum_deposit_amount ?? "0").toFixed()).toBe("1");
+      expect(
+        new Decimal(afterLate.collateral[0]?.cum_deposit_amount ?? "0")
+          .minus(first.collateral[0]?.cum_deposit_amount ?? "0")
+          .toFixed(),
+      ).toBe("1");
     } finally {
       await big.close();
     }

@@ -8,7 +8,14 @@ import { ACCOUNT, call, FIXED_END, FIXED_START } from "./helpers.ts";
 
 let sb: Sandbox;
 beforeAll(async () => {
-  sb = await startSandbox({ seed: 11, billCount: 3000, startMs: FIXED_START, endMs: FIXED_END, limits: null, accountEvolution: "manual" });
+  sb = await startSandbox({
+    seed: 11,
+    billCount: 3000,
+    startMs: FIXED_START,
+    endMs: FIXED_END,
+    limits: null,
+    accountEvolution: "manual",
+  });
 });
 afterAll(() => sb.close());
 
@@ -16,7 +23,9 @@ afterAll(() => sb.close());
 function diff(a: unknown, b: unknown, path = ""): string[] {
   if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return Object.is(a, b) ? [] : [path];
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  return [...keys].flatMap((k) => diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k));
+  return [...keys].flatMap((k) =>
+    diff((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], path ? `${path}.${k}` : k),
+  );
 }
 
 describe("mutateAccount", () => {
@@ -57,7 +66,10 @@ describe("mutateAccount", () => {
       p.id = "18446744073709551617"; // 2^64 + 1
       p.updated_match_sequence_id = "99999999999999999999";
       s.positions.push(p);
-      s.account.default_fee_setting = { ...(s.account.fees[0] as SandboxAccountState["account"]["fees"][number]), contract_id: "0" };
+      s.account.default_fee_setting = {
+        ...(s.account.fees[0] as SandboxAccountState["account"]["fees"][number]),
+        contract_id: "0",
+      };
       s.version = "1000";
     });
     expect(added.version).toBe("1000");
@@ -77,7 +89,8 @@ describe("mutateAccount", () => {
       (s) => void ((s.positions[0] as { size: string }).size = "1e5"),
       (s) => void ((s.collateral[0] as { coin_id: string }).coin_id = "two"),
       (s) => void ((s.account as unknown as Record<string, unknown>).surprise = 1),
-      (s) => void s.account.fees.push(structuredClone(s.account.fees[0] as SandboxAccountState["account"]["fees"][number])),
+      (s) =>
+        void s.account.fees.push(structuredClone(s.account.fees[0] as SandboxAccountState["account"]["fees"][number])),
       (s) => void (s.version = "v2"),
     ];
     for (const change of bad) expect(() => sb.mutateAccount("2", change)).toThrow(/account state/);
@@ -98,7 +111,14 @@ describe("evolveAccount", () => {
   });
 
   it("keeps records consistent over 300 steps", async () => {
-    const s = await startSandbox({ seed: 12, billCount: 1000, startMs: FIXED_START, endMs: FIXED_END, limits: null, accountEvolution: "manual" });
+    const s = await startSandbox({
+      seed: 12,
+      billCount: 1000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      limits: null,
+      accountEvolution: "manual",
+    });
     try {
       const ids = new Set<string>();
       let lastSeq = 0n;

@@ -39,8 +39,19 @@ describe("authentication", () => {
       ["expired timestamp", { timestamp: String(Date.now() - 31_000) }, "40008"],
       ["future timestamp", { timestamp: String(Date.now() + 31_000) }, "40008"],
       ["wrong passphrase", { headers: { "ACCESS-PASSPHRASE": "guess" } }, "40012"],
-      ["wrong secret", { credentials: { apiKey: "sandbox-key", apiSecret: "wrong", passphrase: "sandbox-passphrase" } }, "40009"],
-      ["signature over other body", { body: '{"limit":5}', headers: { "ACCESS-SIGN": sign("sandbox-secret", `${Date.now()}POST${BILLS}{"limit":6}`) } }, "40009"],
+      [
+        "wrong secret",
+        { credentials: { apiKey: "sandbox-key", apiSecret: "wrong", passphrase: "sandbox-passphrase" } },
+        "40009",
+      ],
+      [
+        "signature over other body",
+        {
+          body: '{"limit":5}',
+          headers: { "ACCESS-SIGN": sign("sandbox-secret", `${Date.now()}POST${BILLS}{"limit":6}`) },
+        },
+        "40009",
+      ],
     ];
     for (const [name, o, want] of cases) {
       const got = await code(o);
@@ -54,7 +65,17 @@ describe("authentication", () => {
     const ts = String(Date.now());
     // Signed without the query string: rejected.
     const noQuery = sign("sandbox-secret", `${ts}GET${ACCOUNT}`);
-    expect((await code({ method: "GET", path: ACCOUNT, query: "coinId=2", timestamp: ts, headers: { "ACCESS-SIGN": noQuery } })).code).toBe("40009");
+    expect(
+      (
+        await code({
+          method: "GET",
+          path: ACCOUNT,
+          query: "coinId=2",
+          timestamp: ts,
+          headers: { "ACCESS-SIGN": noQuery },
+        })
+      ).code,
+    ).toBe("40009");
     // Same JSON, different bytes (white space): the signature must cover the bytes as sent.
     const sent = '{ "limit": 2 }';
     const good = sign("sandbox-secret", `${ts}POST${BILLS}${sent}`);

@@ -5,7 +5,13 @@
 import { parse } from "lossless-json";
 import { afterAll, describe, expect, it } from "vitest";
 import { formatDays } from "../../src/sandbox/behaviours.ts";
-import { startSandbox, UNKNOWN_BUSINESS_TYPES, type Sandbox, type SandboxBill, type SandboxOptions } from "../../src/sandbox/index.ts";
+import {
+  startSandbox,
+  UNKNOWN_BUSINESS_TYPES,
+  type Sandbox,
+  type SandboxBill,
+  type SandboxOptions,
+} from "../../src/sandbox/index.ts";
 import { billsPage, call, FIXED_END, FIXED_START, idOf, timeOf, type RawPage } from "./helpers.ts";
 
 const DAY = 86_400_000;
@@ -22,7 +28,11 @@ async function raw(sb: Sandbox, query: Record<string, unknown>) {
   const r = await call(sb, { body: JSON.stringify(query) });
   return { ...r, json: JSON.parse(r.text) as Record<string, unknown> };
 }
-function expectRefusal(r: { status: number; headers: Record<string, unknown>; json: Record<string, unknown> }, status: number, msg: string): void {
+function expectRefusal(
+  r: { status: number; headers: Record<string, unknown>; json: Record<string, unknown> },
+  status: number,
+  msg: string,
+): void {
   expect(r.status).toBe(status);
   expect(String(r.headers["content-type"])).toMatch(/^application\/json/);
   expect(Object.keys(r.json).sort()).toEqual(["code", "msg", "requestTime"]);
@@ -67,7 +77,13 @@ describe("historyDays: a retention horizon", () => {
   });
 
   it("sends the refusal as HTTP 200 with refusalStatus 200, and a refusal costs weight like any request", async () => {
-    const sb = await sandbox({ seed: 3, billCount: 500, historyDays: 2.5, refusalStatus: 200, limits: { ipWeight: 4, uidWeight: 100, windowMs: 60_000 } });
+    const sb = await sandbox({
+      seed: 3,
+      billCount: 500,
+      historyDays: 2.5,
+      refusalStatus: 200,
+      limits: { ipWeight: 4, uidWeight: 100, windowMs: 60_000 },
+    });
     expect(sb.retrievableFromMs()).toBeTypeOf("number");
     const q = { startTime: Date.now() - 3 * DAY };
     const msg = "startTime must be within the last 2.5 days. Time range cannot exceed 100 days";
@@ -88,7 +104,11 @@ describe("maxSpanMs: a maximum time span", () => {
     const span = 2 * DAY;
     const sb = await sandbox({ seed: 4, billCount: 2000, startMs: FIXED_START, endMs: FIXED_END, maxSpanMs: span });
     const s = FIXED_START + 5 * DAY;
-    expectRefusal(await raw(sb, { startTime: s, endTime: s + span + 1 }), 400, "startTime must be within the last 100 days. Time range cannot exceed 2 days");
+    expectRefusal(
+      await raw(sb, { startTime: s, endTime: s + span + 1 }),
+      400,
+      "startTime must be within the last 100 days. Time range cannot exceed 2 days",
+    );
     const ok = await billsPage(sb, { startTime: s, endTime: s + span, limit: 100 });
     expect(ok.items.length).toBeGreaterThan(0);
     expect((await raw(sb, { startTime: s })).status).toBe(200);
@@ -96,9 +116,19 @@ describe("maxSpanMs: a maximum time span", () => {
   });
 
   it("writes fractional days with up to 3 decimals; names historyDays when set", async () => {
-    const sb = await sandbox({ seed: 4, billCount: 500, maxSpanMs: 36 * 3_600_000, historyDays: 30, refusalStatus: 400 });
+    const sb = await sandbox({
+      seed: 4,
+      billCount: 500,
+      maxSpanMs: 36 * 3_600_000,
+      historyDays: 30,
+      refusalStatus: 400,
+    });
     const now = Date.now();
-    expectRefusal(await raw(sb, { startTime: now - 2 * DAY, endTime: now }), 400, "startTime must be within the last 30 days. Time range cannot exceed 1.5 days");
+    expectRefusal(
+      await raw(sb, { startTime: now - 2 * DAY, endTime: now }),
+      400,
+      "startTime must be within the last 30 days. Time range cannot exceed 1.5 days",
+    );
     expect(formatDays(1 / 24)).toBe("0.042");
     expect(formatDays(100)).toBe("100");
     expect(formatDays(7200001 / DAY)).toBe("0.083");
@@ -109,17 +139,30 @@ describe("pageCap and hasNext", () => {
   let truth: SandboxBill[];
   it("serves at most pageCap items, the ordering's first ones, with a truthful hasNextPage", async () => {
     const sb = await sandbox({ seed: 5, billCount: 3000, startMs: FIXED_START, endMs: FIXED_END, pageCap: 50 });
-    const asc = await sandbox({ seed: 5, billCount: 3000, startMs: FIXED_START, endMs: FIXED_END, pageCap: 50, ordering: "asc" });
+    const asc = await sandbox({
+      seed: 5,
+      billCount: 3000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      pageCap: 50,
+      ordering: "asc",
+    });
     truth = sb.truth();
     const p = await billsPage(sb, { limit: 100 });
-    expect(p.items.map(idOf)).toEqual(truth.slice(-50).reverse().map((b) => b.billId));
+    expect(p.items.map(idOf)).toEqual(
+      truth
+        .slice(-50)
+        .reverse()
+        .map((b) => b.billId),
+    );
     expect(p.hasNextPage).toBe(true);
     const a = await billsPage(asc, { limit: 100 });
     expect(a.items.map(idOf)).toEqual(truth.slice(0, 50).map((b) => b.billId));
     expect((await billsPage(sb, { limit: 20 })).items).toHaveLength(20);
     // A window of 50 or fewer bills: all of them, hasNextPage false; 51: cut, true.
     const start = truth[1000]!.cTimeMs;
-    const w = (n: number) => truth.filter((b) => b.cTimeMs >= start && b.cTimeMs <= truth[1000 + n - 1]!.cTimeMs).length;
+    const w = (n: number) =>
+      truth.filter((b) => b.cTimeMs >= start && b.cTimeMs <= truth[1000 + n - 1]!.cTimeMs).length;
     const n = [45, 48, 50].find((k) => w(k) <= 50) as number;
     const small = await billsPage(sb, { startTime: start, endTime: truth[1000 + n - 1]!.cTimeMs, limit: 100 });
     expect(small.items).toHaveLength(w(n));
@@ -131,8 +174,20 @@ describe("pageCap and hasNext", () => {
   });
 
   it("absent: no hasNextPage key at all; always: true even on empty and short pages", async () => {
-    const absent = await sandbox({ seed: 5, billCount: 3000, startMs: FIXED_START, endMs: FIXED_END, hasNext: "absent" });
-    const always = await sandbox({ seed: 5, billCount: 3000, startMs: FIXED_START, endMs: FIXED_END, hasNext: "always" });
+    const absent = await sandbox({
+      seed: 5,
+      billCount: 3000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      hasNext: "absent",
+    });
+    const always = await sandbox({
+      seed: 5,
+      billCount: 3000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      hasNext: "always",
+    });
     for (const q of [{ limit: 100 }, { startTime: FIXED_END + 1 }, {}]) {
       const r = await raw(absent, q);
       expect(r.status).toBe(200);
@@ -153,7 +208,13 @@ describe("filterSkewMs: filtering on a hidden later time", () => {
   const SKEW = 3_600_000;
   it("matches and orders on ctime + a seeded offset in [0, N], and shows ctime", async () => {
     const sb = await sandbox({ seed: 6, billCount: 2000, startMs: FIXED_START, endMs: FIXED_END, filterSkewMs: SKEW });
-    const twin = await sandbox({ seed: 6, billCount: 2000, startMs: FIXED_START, endMs: FIXED_END, filterSkewMs: SKEW });
+    const twin = await sandbox({
+      seed: 6,
+      billCount: 2000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      filterSkewMs: SKEW,
+    });
     const plain = await sandbox({ seed: 6, billCount: 2000, startMs: FIXED_START, endMs: FIXED_END });
     const truth = sb.truth();
     expect(truth).toEqual(plain.truth()); // truth() unchanged
@@ -187,7 +248,11 @@ describe("filterSkewMs: filtering on a hidden later time", () => {
     expect(usdc.items.map(idOf)).toEqual(want.filter((x) => x.coin === "USDC").map((x) => x.billId));
     // Appended bills get a filter time too, and are found by it.
     const added = sb.appendBill({ cTimeMs: FIXED_END - DAY, amount: "5" });
-    const found = await billsPage(sb, { startTime: sb.filterTimeOf(added), endTime: sb.filterTimeOf(added), limit: 100 });
+    const found = await billsPage(sb, {
+      startTime: sb.filterTimeOf(added),
+      endTime: sb.filterTimeOf(added),
+      limit: 100,
+    });
     expect(found.items.map(idOf)).toContain(added.billId);
   });
 });
@@ -218,7 +283,12 @@ describe("unknownTypes: businessTypes outside the spec", () => {
     expect(page.items.find((i) => idOf(i) === u.billId)?.businessType).toBe(u.businessType);
     for (const name of UNKNOWN_BUSINESS_TYPES) {
       const p = await billsPage(sb, { businessType: name, limit: 100 });
-      expect(p.items.map(idOf)).toEqual(unknown.filter((b) => b.businessType === name).reverse().map((b) => b.billId));
+      expect(p.items.map(idOf)).toEqual(
+        unknown
+          .filter((b) => b.businessType === name)
+          .reverse()
+          .map((b) => b.billId),
+      );
     }
     // Other names stay 40009, and without the switch the unknown names are 40009 too.
     expect((await raw(sb, { businessType: "bogus_type" })).json.code).toBe("40009");
@@ -233,14 +303,31 @@ describe("unknownTypes: businessTypes outside the spec", () => {
 
 describe("ignoreTimeFilter", () => {
   it("accepts startTime/endTime and ignores them", async () => {
-    const sb = await sandbox({ seed: 8, billCount: 1000, startMs: FIXED_START, endMs: FIXED_END, ignoreTimeFilter: true });
+    const sb = await sandbox({
+      seed: 8,
+      billCount: 1000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      ignoreTimeFilter: true,
+    });
     const truth = sb.truth();
     const empty = { startTime: FIXED_START - 10_000, endTime: FIXED_START - 5000 };
     const p = await billsPage(sb, { ...empty, limit: 30 });
-    expect(p.items.map(idOf)).toEqual(truth.slice(-30).reverse().map((b) => b.billId));
+    expect(p.items.map(idOf)).toEqual(
+      truth
+        .slice(-30)
+        .reverse()
+        .map((b) => b.billId),
+    );
     expect(p.hasNextPage).toBe(true);
     const usdc = await billsPage(sb, { ...empty, coin: "USDC", limit: 5 });
-    expect(usdc.items.map(idOf)).toEqual(truth.filter((b) => b.coin === "USDC").slice(-5).reverse().map((b) => b.billId));
+    expect(usdc.items.map(idOf)).toEqual(
+      truth
+        .filter((b) => b.coin === "USDC")
+        .slice(-5)
+        .reverse()
+        .map((b) => b.billId),
+    );
     expect((await raw(sb, { startTime: "yesterday" })).json.code).toBe("40009"); // still validated
   });
 });
@@ -261,16 +348,31 @@ describe("validation and defaults", () => {
     [{ unknownTypes: 201 }, /unknownTypes must be at most billCount \(200\)/],
     [{ ignoreTimeFilter: "yes" as unknown as boolean }, /ignoreTimeFilter must be a boolean/],
   ])("refuses %j at start", async (bad, message) => {
-    await expect(startSandbox({ seed: 1, billCount: 200, startMs: FIXED_START, endMs: FIXED_END, ...bad })).rejects.toThrow(message);
+    await expect(
+      startSandbox({ seed: 1, billCount: 200, startMs: FIXED_START, endMs: FIXED_END, ...bad }),
+    ).rejects.toThrow(message);
   });
 
   it("serves byte-identical pages with the defaults spelled out", async () => {
     const o = { seed: 9, billCount: 3000, startMs: FIXED_START, endMs: FIXED_END, bursts: 1 };
     const a = await sandbox(o);
-    const b = await sandbox({ ...o, refusalStatus: 400, hasNext: "honest", filterSkewMs: 0, unknownTypes: 0, ignoreTimeFilter: false });
+    const b = await sandbox({
+      ...o,
+      refusalStatus: 400,
+      hasNext: "honest",
+      filterSkewMs: 0,
+      unknownTypes: 0,
+      ignoreTimeFilter: false,
+    });
     expect(b.truth()).toEqual(a.truth());
     const t = a.truth();
-    const queries = [{}, { limit: 100 }, { startTime: t[200]!.cTimeMs, endTime: t[400]!.cTimeMs, limit: 100 }, { businessType: "position_funding", limit: 100 }, { startTime: FIXED_START - 400 * DAY, endTime: FIXED_END + 400 * DAY }];
+    const queries = [
+      {},
+      { limit: 100 },
+      { startTime: t[200]!.cTimeMs, endTime: t[400]!.cTimeMs, limit: 100 },
+      { businessType: "position_funding", limit: 100 },
+      { startTime: FIXED_START - 400 * DAY, endTime: FIXED_END + 400 * DAY },
+    ];
     for (const q of queries) {
       const [x, y] = [await raw(a, q), await raw(b, q)];
       expect(y.status).toBe(x.status);

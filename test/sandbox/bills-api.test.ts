@@ -41,7 +41,17 @@ describe("bills endpoint", () => {
     expect(first.items).toHaveLength(truth.length);
     const byId = new Map(truth.map((b) => [b.billId, b]));
     const seen = { idString: 0, idNumber: 0, ctime: 0, cTime: 0, timeString: 0, timeNumber: 0, extra: 0 };
-    const known = new Set(["billId", "coin", "symbol", "amount", "businessType", "balance", "fillFee", "ctime", "cTime"]);
+    const known = new Set([
+      "billId",
+      "coin",
+      "symbol",
+      "amount",
+      "businessType",
+      "balance",
+      "fillFee",
+      "ctime",
+      "cTime",
+    ]);
     for (const item of first.items) {
       const b = byId.get(idOf(item));
       expect(b, idOf(item)).toBeDefined();
@@ -75,21 +85,47 @@ describe("bills endpoint", () => {
 
   it("filters by coin, symbol and businessType; empty string and null do not filter", async () => {
     const sym = truth.find((b) => b.coin === "USDC" && b.symbol !== "")?.symbol as string;
-    const want = truth.filter((b) => b.coin === "USDC" && b.symbol === sym && b.businessType.startsWith("position_")).length;
+    const want = truth.filter(
+      (b) => b.coin === "USDC" && b.symbol === sym && b.businessType.startsWith("position_"),
+    ).length;
     expect(want).toBeGreaterThan(0);
     const page = await billsPage(sb, { coin: "USDC", symbol: sym, limit: 100 });
     expect(page.items.length).toBe(Math.min(100, truth.filter((b) => b.coin === "USDC" && b.symbol === sym).length));
     for (const i of page.items) expect([i.coin, i.symbol]).toEqual(["USDC", sym]);
     const deposits = await billsPage(sb, { businessType: "deposit", limit: 100 });
     for (const i of deposits.items) expect(i.businessType).toBe("deposit");
-    const all = await billsPage(sb, { coin: "", symbol: "", businessType: "", startTime: null, endTime: null, limit: 100 });
-    expect(all.items.map(idOf)).toEqual(truth.slice(-100).reverse().map((b) => b.billId));
+    const all = await billsPage(sb, {
+      coin: "",
+      symbol: "",
+      businessType: "",
+      startTime: null,
+      endTime: null,
+      limit: 100,
+    });
+    expect(all.items.map(idOf)).toEqual(
+      truth
+        .slice(-100)
+        .reverse()
+        .map((b) => b.billId),
+    );
     expect((await billsPage(sb, { coin: "DOGE" })).items).toEqual([]);
   });
 
   it("orders asc / desc / newest-shuffled", async () => {
-    const asc = await startSandbox({ seed: 21, billCount: 6000, startMs: FIXED_START, endMs: FIXED_END, ordering: "asc" });
-    const shuffled = await startSandbox({ seed: 21, billCount: 6000, startMs: FIXED_START, endMs: FIXED_END, ordering: "newest-shuffled" });
+    const asc = await startSandbox({
+      seed: 21,
+      billCount: 6000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      ordering: "asc",
+    });
+    const shuffled = await startSandbox({
+      seed: 21,
+      billCount: 6000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      ordering: "newest-shuffled",
+    });
     extra.push(asc, shuffled);
     const q = { startTime: truth[1000]?.cTimeMs, endTime: truth[3000]?.cTimeMs, limit: 100 };
     const inWindow = truth.filter((b) => b.cTimeMs >= (q.startTime as number) && b.cTimeMs <= (q.endTime as number));
@@ -97,7 +133,12 @@ describe("bills endpoint", () => {
     const a = await billsPage(asc, q);
     const s = await billsPage(shuffled, q);
     expect(a.items.map(idOf)).toEqual(inWindow.slice(0, 100).map((b) => b.billId));
-    expect(d.items.map(idOf)).toEqual(inWindow.slice(-100).reverse().map((b) => b.billId));
+    expect(d.items.map(idOf)).toEqual(
+      inWindow
+        .slice(-100)
+        .reverse()
+        .map((b) => b.billId),
+    );
     expect(s.items.map(idOf)).not.toEqual(d.items.map(idOf));
     expect([...s.items.map(idOf)].sort()).toEqual([...d.items.map(idOf)].sort());
     for (const p of [a, d, s]) expect(p.hasNextPage).toBe(true);
@@ -105,18 +146,36 @@ describe("bills endpoint", () => {
 
   it("applies startTime/endTime inclusivity switches (numbers or numeric strings)", async () => {
     const t = truth[2500]?.cTimeMs as number;
-    const atT = truth.filter((b) => b.cTimeMs === t).map((b) => b.billId).sort();
+    const atT = truth
+      .filter((b) => b.cTimeMs === t)
+      .map((b) => b.billId)
+      .sort();
     const ids = (p: RawPage) => p.items.map(idOf).sort();
     expect(ids(await billsPage(sb, { startTime: t, endTime: t }))).toEqual(atT);
     expect(ids(await billsPage(sb, { startTime: String(t), endTime: String(t) }))).toEqual(atT);
-    const variants: [boolean, boolean][] = [[false, true], [true, false], [false, false]];
+    const variants: [boolean, boolean][] = [
+      [false, true],
+      [true, false],
+      [false, false],
+    ];
     for (const [startInclusive, endInclusive] of variants) {
-      const s = await startSandbox({ seed: 21, billCount: 6000, startMs: FIXED_START, endMs: FIXED_END, startInclusive, endInclusive });
+      const s = await startSandbox({
+        seed: 21,
+        billCount: 6000,
+        startMs: FIXED_START,
+        endMs: FIXED_END,
+        startInclusive,
+        endInclusive,
+      });
       extra.push(s);
       expect((await billsPage(s, { startTime: t, endTime: t })).items).toEqual([]);
       // Item exactly at startTime is returned iff startInclusive; at endTime iff endInclusive.
-      expect(ids(await billsPage(s, { startTime: t, endTime: t + 1 })).some((id) => atT.includes(id))).toBe(startInclusive);
-      expect(ids(await billsPage(s, { startTime: t - 1, endTime: t })).some((id) => atT.includes(id))).toBe(endInclusive);
+      expect(ids(await billsPage(s, { startTime: t, endTime: t + 1 })).some((id) => atT.includes(id))).toBe(
+        startInclusive,
+      );
+      expect(ids(await billsPage(s, { startTime: t - 1, endTime: t })).some((id) => atT.includes(id))).toBe(
+        endInclusive,
+      );
     }
   });
 
@@ -137,7 +196,15 @@ describe("bills endpoint", () => {
   });
 
   it("validates limit, businessType and field types with 400 / 40009", async () => {
-    for (const body of [{ limit: 0 }, { limit: 101 }, { limit: 1.5 }, { limit: "abc" }, { businessType: "bogus" }, { startTime: "yesterday" }, { coin: 5 }]) {
+    for (const body of [
+      { limit: 0 },
+      { limit: 101 },
+      { limit: 1.5 },
+      { limit: "abc" },
+      { businessType: "bogus" },
+      { startTime: "yesterday" },
+      { coin: 5 },
+    ]) {
       const r = await call(sb, { body: JSON.stringify(body) });
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(JSON.parse(r.text)).toMatchObject({ code: "40009" });

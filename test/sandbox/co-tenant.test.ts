@@ -71,7 +71,14 @@ describe("sandbox co-tenant over HTTP", () => {
   });
 
   it("shows the co-tenant in stats, refuses ours beyond what it leaves, and stops with setCoTenant(null)", async () => {
-    sb = await startSandbox({ seed: 1, billCount: 200, startMs: FIXED_START, endMs: FIXED_END, limits: { ipWeight: 1000, uidWeight: 50, windowMs: 1500 }, coTenant: { uidWeightPerSec: 20 } });
+    sb = await startSandbox({
+      seed: 1,
+      billCount: 200,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      limits: { ipWeight: 1000, uidWeight: 50, windowMs: 1500 },
+      coTenant: { uidWeightPerSec: 20 },
+    });
     await new Promise((r) => setTimeout(r, 1600)); // a whole window of its spending: 30 of 50
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await call(sb)).status);
@@ -90,8 +97,14 @@ describe("sandbox co-tenant over HTTP", () => {
   });
 
   it("refuses bad co-tenant and chargeRefused options, naming them", async () => {
-    await expect(startSandbox({ billCount: 10, coTenant: { uidWeightPerSec: -1 } })).rejects.toThrow(/coTenant.uidWeightPerSec must be a number > 0/);
-    await expect(startSandbox({ billCount: 10, coTenant: { uidWeightPerSec: 5, requestWeight: 0.5 } })).rejects.toThrow(/coTenant.requestWeight must be an integer >= 1/);
-    await expect(startSandbox({ billCount: 10, chargeRefused: "yes" as unknown as boolean })).rejects.toThrow(/chargeRefused must be a boolean/);
+    await expect(startSandbox({ billCount: 10, coTenant: { uidWeightPerSec: -1 } })).rejects.toThrow(
+      /coTenant.uidWeightPerSec must be a number > 0/,
+    );
+    await expect(startSandbox({ billCount: 10, coTenant: { uidWeightPerSec: 5, requestWeight: 0.5 } })).rejects.toThrow(
+      /coTenant.requestWeight must be an integer >= 1/,
+    );
+    await expect(startSandbox({ billCount: 10, chargeRefused: "yes" as unknown as boolean })).rejects.toThrow(
+      /chargeRefused must be a boolean/,
+    );
   });
 });

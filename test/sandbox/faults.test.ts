@@ -34,7 +34,11 @@ describe("faults", () => {
     expect(r429ra.status).toBe(429);
     expect(r429ra.headers["retry-after"]).toBe("1");
 
-    for (const [kind, status] of [["500-html", 500], ["502-html", 502], ["503-html", 503]] as const) {
+    for (const [kind, status] of [
+      ["500-html", 500],
+      ["502-html", 502],
+      ["503-html", 503],
+    ] as const) {
       const r = await withFault(kind);
       expect(r.status).toBe(status);
       expect(String(r.headers["content-type"])).toMatch(/^text\/html/);
@@ -72,7 +76,14 @@ describe("faults", () => {
   it("injects at the configured rate, seeded and reproducible", async () => {
     const kinds: FaultKind[] = ["429", "500-html", "502-html", "503-html", "truncated", "wrong-content-type"];
     const run = async (seed: number): Promise<number[]> => {
-      const s = await startSandbox({ seed, billCount: 100, startMs: FIXED_START, endMs: FIXED_END, limits: null, faults: { rate: 0.3, kinds } });
+      const s = await startSandbox({
+        seed,
+        billCount: 100,
+        startMs: FIXED_START,
+        endMs: FIXED_END,
+        limits: null,
+        faults: { rate: 0.3, kinds },
+      });
       try {
         const out: number[] = [];
         for (let i = 0; i < 200; i++) {
@@ -97,14 +108,29 @@ describe("faults", () => {
 
   it("cycle order: each kind in turn, so any kinds.length consecutive faults cover them all", async () => {
     const kinds: FaultKind[] = ["500-html", "wrong-content-type", "429"];
-    const s = await startSandbox({ seed: 3, billCount: 100, startMs: FIXED_START, endMs: FIXED_END, limits: null, faults: { rate: 1, kinds, order: "cycle" } });
+    const s = await startSandbox({
+      seed: 3,
+      billCount: 100,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      limits: null,
+      faults: { rate: 1, kinds, order: "cycle" },
+    });
     try {
       const statuses: string[] = [];
       for (let i = 0; i < 7; i++) {
         const r = await call(s, { body });
         statuses.push(`${r.status} ${String(r.headers["content-type"]).split(";")[0]}`);
       }
-      expect(statuses).toEqual(["500 text/html", "200 text/html", "429 application/json", "500 text/html", "200 text/html", "429 application/json", "500 text/html"]);
+      expect(statuses).toEqual([
+        "500 text/html",
+        "200 text/html",
+        "429 application/json",
+        "500 text/html",
+        "200 text/html",
+        "429 application/json",
+        "500 text/html",
+      ]);
       expect(s.stats().faultsByKind).toEqual({ "500-html": 3, "wrong-content-type": 2, "429": 2 });
     } finally {
       await s.close();

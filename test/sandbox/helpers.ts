@@ -67,7 +67,11 @@ export interface RawPage {
   items: Record<string, unknown>[];
 }
 
-export async function billsPage(sb: Sandbox, query: Record<string, unknown>, o: CallOptions = {}): Promise<RawPage & { text: string }> {
+export async function billsPage(
+  sb: Sandbox,
+  query: Record<string, unknown>,
+  o: CallOptions = {},
+): Promise<RawPage & { text: string }> {
   const r = await call(sb, { ...o, body: JSON.stringify(query) });
   if (r.status !== 200) throw new Error(`bills request failed: ${r.status} ${r.text}`);
   return { ...(parse(r.text) as unknown as RawPage), text: r.text };

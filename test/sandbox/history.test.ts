@@ -75,12 +75,27 @@ describe("generated history", () => {
     const types = new Map<string, number>();
     for (const b of bills) types.set(b.businessType, (types.get(b.businessType) ?? 0) + 1);
     for (const t of types.keys()) expect(BUSINESS_TYPES).toContain(t);
-    for (const t of ["position_open_long", "position_open_short", "position_close_long", "position_close_short", "position_funding",
-      "deposit", "withdraw", "transfer_in", "transfer_out", "margin_move_in", "margin_move_out", "start_liquidate", "finish_liquidate"]) {
+    for (const t of [
+      "position_open_long",
+      "position_open_short",
+      "position_close_long",
+      "position_close_short",
+      "position_funding",
+      "deposit",
+      "withdraw",
+      "transfer_in",
+      "transfer_out",
+      "margin_move_in",
+      "margin_move_out",
+      "start_liquidate",
+      "finish_liquidate",
+    ]) {
       expect(types.get(t), t).toBeGreaterThan(0);
     }
     expect([...types.keys()].some((t) => t.startsWith("tracking_"))).toBe(true);
-    const trades = bills.filter((b) => b.businessType.startsWith("position_open") || b.businessType.startsWith("position_close"));
+    const trades = bills.filter(
+      (b) => b.businessType.startsWith("position_open") || b.businessType.startsWith("position_close"),
+    );
     expect(trades.length / bills.length).toBeGreaterThan(0.5);
     for (const b of trades) expect(new Decimal(b.fillFee).isZero(), b.billId).toBe(false);
     const usdt = bills.filter((b) => b.coin === "USDT").length;
@@ -95,7 +110,9 @@ describe("generated history", () => {
     // Funding only at 8-hourly settlement instants, each instant one millisecond.
     for (const b of bills) if (b.businessType === "position_funding") expect(b.cTimeMs % EIGHT_HOURS).toBe(0);
     const groups = [...byMs(bills).values()];
-    expect(groups.some((g) => g.length >= 2 && g.length <= 5 && g.every((b) => b.businessType !== "position_funding"))).toBe(true);
+    expect(
+      groups.some((g) => g.length >= 2 && g.length <= 5 && g.every((b) => b.businessType !== "position_funding")),
+    ).toBe(true);
     expect(Math.max(...groups.map((g) => g.length))).toBeLessThanOrEqual(100);
   });
 
@@ -121,7 +138,10 @@ describe("generated history", () => {
         for (const n of perPair.values()) expect(n).toBeLessThanOrEqual(2);
         for (const n of perCombo.values()) expect(n).toBeLessThanOrEqual(100);
         for (const pair of perPair.keys()) {
-          expect(bills.some((b) => b.cTimeMs < ms && `${b.coin}|${b.symbol}` === pair), pair).toBe(true);
+          expect(
+            bills.some((b) => b.cTimeMs < ms && `${b.coin}|${b.symbol}` === pair),
+            pair,
+          ).toBe(true);
         }
       }
     }
@@ -151,7 +171,13 @@ describe("generated history", () => {
     const before = sb.truth();
     const maxId = before.reduce((m, b) => (BigInt(b.billId) > m ? BigInt(b.billId) : m), 0n);
     const mid = before[1000] as SandboxBill;
-    const late = sb.appendBill({ cTimeMs: mid.cTimeMs, coin: "USDC", symbol: "cmt_ethusdc", businessType: "position_funding", amount: "-0.12345678" });
+    const late = sb.appendBill({
+      cTimeMs: mid.cTimeMs,
+      coin: "USDC",
+      symbol: "cmt_ethusdc",
+      businessType: "position_funding",
+      amount: "-0.12345678",
+    });
     expect(BigInt(late.billId) > maxId).toBe(true);
     const after = sb.truth();
     expect(after).toHaveLength(2001);
@@ -159,7 +185,10 @@ describe("generated history", () => {
     expect(after[at]).toEqual(late);
     // Sorted by (cTimeMs, billId): last within its millisecond.
     expect((after[at + 1]?.cTimeMs ?? Infinity) > late.cTimeMs).toBe(true);
-    const prev = after.slice(0, at).reverse().find((b) => b.coin === "USDC") as SandboxBill;
+    const prev = after
+      .slice(0, at)
+      .reverse()
+      .find((b) => b.coin === "USDC") as SandboxBill;
     expect(new Decimal(late.balance).eq(new Decimal(prev.balance).plus("-0.12345678"))).toBe(true);
     const fresh = sb.appendBill();
     expect(BigInt(fresh.billId) > BigInt(late.billId)).toBe(true);

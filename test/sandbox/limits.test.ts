@@ -42,7 +42,8 @@ describe("weight limits", () => {
   it("counts the IP budget independently (account endpoint: 1/1)", async () => {
     const sb = await sandbox({ ipWeight: 5, uidWeight: 1000, windowMs: 10_000 });
     const statuses: number[] = [];
-    for (let i = 0; i < 8; i++) statuses.push((await call(sb, { method: "GET", path: ACCOUNT, query: "coinId=2" })).status);
+    for (let i = 0; i < 8; i++)
+      statuses.push((await call(sb, { method: "GET", path: ACCOUNT, query: "coinId=2" })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
     // A bills request costs IP 2: still refused.
     expect((await call(sb)).status).toBe(429);
@@ -51,8 +52,11 @@ describe("weight limits", () => {
 
   it("never lets accepted weight exceed the budget under concurrency", async () => {
     const sb = await sandbox({ ipWeight: 100, uidWeight: 120, windowMs: 60_000 });
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) =>
-      i % 3 === 0 ? call(sb, { method: "GET", path: ACCOUNT, query: "coinId=2" }) : call(sb)));
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        i % 3 === 0 ? call(sb, { method: "GET", path: ACCOUNT, query: "coinId=2" }) : call(sb),
+      ),
+    );
     const ok = results.filter((r) => r.status === 200).length;
     expect(ok).toBeGreaterThan(0);
     expect(results.filter((r) => r.status === 429).length).toBe(60 - ok);

@@ -13,7 +13,15 @@ describe("scale", () => {
     const before = process.memoryUsage();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    sb = await startSandbox({ seed: 1, billCount: 1_000_000, startMs: FIXED_START, endMs: FIXED_END, bursts: 5, unsplittableBurst: true, limits: null });
+    sb = await startSandbox({
+      seed: 1,
+      billCount: 1_000_000,
+      startMs: FIXED_START,
+      endMs: FIXED_END,
+      bursts: 5,
+      unsplittableBurst: true,
+      limits: null,
+    });
     const startMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     global.gc?.();
@@ -29,12 +37,21 @@ describe("scale", () => {
     const newest = await billsPage(sb, { limit: 100 });
     expect(newest.items).toHaveLength(100);
     expect(newest.hasNextPage).toBe(true);
-    const window = await billsPage(sb, { startTime: FIXED_START + 86_400_000, endTime: FIXED_START + 86_400_000 + 600_000, limit: 100 });
+    const window = await billsPage(sb, {
+      startTime: FIXED_START + 86_400_000,
+      endTime: FIXED_START + 86_400_000 + 600_000,
+      limit: 100,
+    });
     for (const i of window.items) expect(timeOf(i)).toBeGreaterThanOrEqual(FIXED_START + 86_400_000);
     const t2 = performance.now();
     await billsPage(sb, { coin: "USDC", businessType: "position_funding", limit: 100 }); // builds the filter index once
     const t3 = performance.now();
-    const filtered = await billsPage(sb, { coin: "USDC", businessType: "position_funding", endTime: FIXED_END - 86_400_000, limit: 100 });
+    const filtered = await billsPage(sb, {
+      coin: "USDC",
+      businessType: "position_funding",
+      endTime: FIXED_END - 86_400_000,
+      limit: 100,
+    });
     const t4 = performance.now();
     for (const i of filtered.items) expect([i.coin, i.businessType]).toEqual(["USDC", "position_funding"]);
     console.log(

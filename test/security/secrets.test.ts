@@ -60,9 +60,14 @@ function urlFor(base: string, user: string, password: string, db: string): strin
 /** docs/security.md's worker GRANT block, for this test's role and database. */
 function workerGrants(): string {
   const doc = readFileSync("docs/security.md", "utf8");
-  const block = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("GRANT USAGE ON ALL SEQUENCES"));
+  const block = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .find((b) => b.includes("GRANT USAGE ON ALL SEQUENCES"));
   if (!block) throw new Error("docs/security.md has no worker GRANT block");
-  return block.replace(/CREATE ROLE ledger_worker[^\n]*\n/, "").replaceAll("ledger_worker", WORKER).replaceAll("DATABASE ledger ", `DATABASE "${database.name}" `);
+  return block
+    .replace(/CREATE ROLE ledger_worker[^\n]*\n/, "")
+    .replaceAll("ledger_worker", WORKER)
+    .replaceAll("DATABASE ledger ", `DATABASE "${database.name}" `);
 }
 
 let ownerUrl: string;
@@ -79,7 +84,10 @@ beforeAll(async () => {
     await c.query(`ALTER DATABASE "${database.name}" OWNER TO ${OWNER}`);
   });
   // PostgreSQL 15+: schema public belongs to the database owner; older servers need it said.
-  await admin(urlFor(adminUrl, new URL(adminUrl).username, decodeURIComponent(new URL(adminUrl).password), database.name), (c) => c.query(`ALTER SCHEMA public OWNER TO ${OWNER}`));
+  await admin(
+    urlFor(adminUrl, new URL(adminUrl).username, decodeURIComponent(new URL(adminUrl).password), database.name),
+    (c) => c.query(`ALTER SCHEMA public OWNER TO ${OWNER}`),
+  );
   ownerUrl = urlFor(adminUrl, OWNER, OWNER_PASSWORD, database.name);
   workerUrl = urlFor(adminUrl, WORKER, WORKER_PASSWORD, database.name);
 
@@ -89,16 +97,23 @@ beforeAll(async () => {
   if (!r.password) r.password = REDIS_PASSWORD;
   redisUrl = r.toString();
 
-  sandbox = await startSandbox({ seed: 71, billCount: 1500, credentials: { apiKey: API_KEY, apiSecret: SECRET, passphrase: PASSPHRASE } });
+  sandbox = await startSandbox({
+    seed: 71,
+    billCount: 1500,
+    credentials: { apiKey: API_KEY, apiSecret: SECRET, passphrase: PASSPHRASE },
+  });
   // Records every signature on its way to the sandbox.
   const target = new URL(sandbox.url);
   proxy = createServer((req, res) => {
     const sign = req.headers["access-sign"];
     if (typeof sign === "string") signatures.add(sign);
-    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const out = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     out.on("error", () => res.destroy());
     req.pipe(out);
   });
@@ -145,7 +160,11 @@ describe("secrets stay out of every output", () => {
 
     const sync = await cli("sync", ["sync", "--once", "--json"]);
     expect(sync.code, sync.stderr).toBe(0);
-    expect(JSON.parse(sync.stdout)).toMatchObject({ account: "secrets", bills: { inserted: 1500, quarantined: 0 }, snapshots: { quarantined: 0 } });
+    expect(JSON.parse(sync.stdout)).toMatchObject({
+      account: "secrets",
+      bills: { inserted: 1500, quarantined: 0 },
+      snapshots: { quarantined: 0 },
+    });
     // Debug logging was on: the search below looks at real log lines.
     expect(sync.stderr).toMatch(/"level":20,.*"msg":"windows committed"/);
 
@@ -153,20 +172,40 @@ describe("secrets stay out of every output", () => {
     expect(snapshot.code, snapshot.stderr).toBe(0);
     const status = await cli("status", ["status", "--json"]);
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout).streams.map((s: { stream: string }) => s.stream)).toEqual(["bills", "snapshots:1", "snapshots:2"]);
+    expect(JSON.parse(status.stdout).streams.map((s: { stream: string }) => s.stream)).toEqual([
+      "bills",
+      "snapshots:1",
+      "snapshots:2",
+    ]);
     expect(signatures.size).toBeGreaterThan(10);
   });
 
   it("the worker: its logs, /metrics and /healthz while it runs, and its shutdown", async () => {
     const port = await freePort();
-    const worker = startCli(["worker"], { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env, ACCOUNT_NAME: "secrets-worker", METRICS_PORT: String(port), BILLS_INTERVAL_MS: "1000", SNAPSHOT_INTERVAL_MS: "1000", SHUTDOWN_TIMEOUT_MS: "3000" });
+    const worker = startCli(["worker"], {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...env,
+      ACCOUNT_NAME: "secrets-worker",
+      METRICS_PORT: String(port),
+      BILLS_INTERVAL_MS: "1000",
+      SNAPSHOT_INTERVAL_MS: "1000",
+      SHUTDOWN_TIMEOUT_MS: "3000",
+    });
     try {
       let metrics = "";
       await waitFor(
         "a completed bills job and a snapshot job in /metrics",
         async () => {
-          metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
-          return /ledger_sync_job_duration_seconds_count\{queue="bills",job="bills",outcome="completed"\} [1-9]/.test(metrics) && /queue="snapshots",job="snapshots",outcome="completed"\} [1-9]/.test(metrics);
+          metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+            (r) => r.text(),
+            () => "",
+          );
+          return (
+            /ledger_sync_job_duration_seconds_count\{queue="bills",job="bills",outcome="completed"\} [1-9]/.test(
+              metrics,
+            ) && /queue="snapshots",job="snapshots",outcome="completed"\} [1-9]/.test(metrics)
+          );
         },
         90_000,
       );
@@ -183,10 +222,16 @@ describe("secrets stay out of every output", () => {
   });
 
   it("the failure paths: a wrong secret, a wrong passphrase, an unreachable database", async () => {
-    const wrongSecret = await cli("sync with a wrong secret", ["sync", "--once"], { EXCHANGE_API_SECRET: WRONG_SECRET, ACCOUNT_NAME: "wrong-secret" });
+    const wrongSecret = await cli("sync with a wrong secret", ["sync", "--once"], {
+      EXCHANGE_API_SECRET: WRONG_SECRET,
+      ACCOUNT_NAME: "wrong-secret",
+    });
     expect(wrongSecret.code).toBe(1);
     expect(wrongSecret.stderr).toMatch(/code 40009/);
-    const wrongPassphrase = await cli("sync with a wrong passphrase", ["sync", "--once"], { EXCHANGE_API_PASSPHRASE: WRONG_PASSPHRASE, ACCOUNT_NAME: "wrong-passphrase" });
+    const wrongPassphrase = await cli("sync with a wrong passphrase", ["sync", "--once"], {
+      EXCHANGE_API_PASSPHRASE: WRONG_PASSPHRASE,
+      ACCOUNT_NAME: "wrong-passphrase",
+    });
     expect(wrongPassphrase.code).toBe(1);
     expect(wrongPassphrase.stderr).toMatch(/code 40012/);
     const down = new URL(workerUrl);
@@ -209,7 +254,9 @@ describe("secrets stay out of every output", () => {
       ...[...signatures].map((s, i): [string, string] => [`signature #${i + 1}`, s]),
     ];
     expect(seen.length).toBe(17);
-    const leaks = seen.flatMap(({ where, text }) => secrets.filter(([, value]) => text.includes(value)).map(([what]) => `${what} in ${where}`));
+    const leaks = seen.flatMap(({ where, text }) =>
+      secrets.filter(([, value]) => text.includes(value)).map(([what]) => `${what} in ${where}`),
+    );
     expect(leaks).toEqual([]);
   });
 });

@@ -24,10 +24,19 @@ describe("plain http is refused except to loopback", () => {
     "HTTP://API-CONTRACT.WEEX.COM",
   ])("refuses %s at start, naming EXCHANGE_BASE_URL", (url) => {
     expect(() => loadConfig({ EXCHANGE_BASE_URL: url })).toThrow(ConfigError);
-    expect(() => loadConfig({ EXCHANGE_BASE_URL: url })).toThrow(/^invalid configuration: EXCHANGE_BASE_URL must use https \(plain http is allowed only to loopback\)$/);
+    expect(() => loadConfig({ EXCHANGE_BASE_URL: url })).toThrow(
+      /^invalid configuration: EXCHANGE_BASE_URL must use https \(plain http is allowed only to loopback\)$/,
+    );
   });
 
-  it.each(["http://127.0.0.1:8787", "http://127.8.9.10", "http://localhost:8787", "http://[::1]:8787", "https://api-contract.weex.com", "https://10.0.0.5:8443"])("accepts %s", (url) => {
+  it.each([
+    "http://127.0.0.1:8787",
+    "http://127.8.9.10",
+    "http://localhost:8787",
+    "http://[::1]:8787",
+    "https://api-contract.weex.com",
+    "https://10.0.0.5:8443",
+  ])("accepts %s", (url) => {
     expect(loadConfig({ EXCHANGE_BASE_URL: url }).exchange.baseUrl).toBe(url.replace(/\/$/, ""));
   });
 });
@@ -84,7 +93,13 @@ describe("TLS verification is never disabled", () => {
 
   it("nothing in the code, the image or CI turns verification off", () => {
     const files = [...walk("src"), ...walk("bin"), "Dockerfile", "docker-compose.yml", ".ci/run", "package.json"];
-    const forbidden = [/rejectUnauthorized\s*:\s*(false|0|!1)/, /NODE_TLS_REJECT_UNAUTHORIZED/, /checkServerIdentity/, /insecureHTTPParser/, /sslmode=(disable|no-verify|allow|prefer)/];
+    const forbidden = [
+      /rejectUnauthorized\s*:\s*(false|0|!1)/,
+      /NODE_TLS_REJECT_UNAUTHORIZED/,
+      /checkServerIdentity/,
+      /insecureHTTPParser/,
+      /sslmode=(disable|no-verify|allow|prefer)/,
+    ];
     const hits = files.flatMap((f) => {
       const text = readFileSync(f, "utf8");
       return forbidden.filter((re) => re.test(text)).map((re) => `${f}: ${re.source}`);

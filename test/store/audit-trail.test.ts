@@ -36,7 +36,14 @@ async function refused(sql: string, ...params: unknown[]): Promise<{ code: strin
   try {
     await t.db.$executeRawUnsafe(sql, ...params);
   } catch (err) {
-    const e = err as { meta?: { code?: string; message?: string; driverAdapterError?: { cause?: { originalCode?: string; originalMessage?: string } } }; message: string };
+    const e = err as {
+      meta?: {
+        code?: string;
+        message?: string;
+        driverAdapterError?: { cause?: { originalCode?: string; originalMessage?: string } };
+      };
+      message: string;
+    };
     const cause = e.meta?.driverAdapterError?.cause;
     return { code: cause?.originalCode ?? e.meta?.code ?? "", message: cause?.originalMessage ?? e.message };
   }
@@ -55,29 +62,45 @@ describe("bills refuse silent changes", () => {
   });
 
   it("refuses a direct UPDATE of an amount, balance, fee or time, and changes nothing", async () => {
-    for (const set of ["amount = amount + 1", "balance = 0", "fill_fee = 0", "created_at_ms = 1", "coin = 'USDC'", "raw = '{}'", "first_seen_at = now() - interval '1 day'"]) {
+    for (const set of [
+      "amount = amount + 1",
+      "balance = 0",
+      "fill_fee = 0",
+      "created_at_ms = 1",
+      "coin = 'USDC'",
+      "raw = '{}'",
+      "first_seen_at = now() - interval '1 day'",
+    ]) {
       const e = await refused(`UPDATE bills SET ${set} WHERE account_name = 'a' AND bill_id = '1'`);
       expect(e.code, set).toBe("42501");
       expect(e.message, set).toContain("cannot be changed outside the revision path");
     }
-    const [row] = await t.db.$queryRawUnsafe<{ amount: string; balance: string }[]>("SELECT amount::text, balance::text FROM bills WHERE account_name = 'a' AND bill_id = '1'");
+    const [row] = await t.db.$queryRawUnsafe<{ amount: string; balance: string }[]>(
+      "SELECT amount::text, balance::text FROM bills WHERE account_name = 'a' AND bill_id = '1'",
+    );
     expect(row).toEqual({ amount: "-12.345", balance: "1000.5" });
     expect(await revisions("a")).toEqual([]);
   });
 
   it("refuses a change of scale too (1000.5 -> 1000.50 is not what the exchange sent)", async () => {
-    expect((await refused("UPDATE bills SET balance = '1000.50' WHERE account_name = 'a' AND bill_id = '1'")).code).toBe("42501");
+    expect(
+      (await refused("UPDATE bills SET balance = '1000.50' WHERE account_name = 'a' AND bill_id = '1'")).code,
+    ).toBe("42501");
   });
 
   it("refuses DELETE and TRUNCATE", async () => {
     const del = await refused("DELETE FROM bills WHERE account_name = 'a' AND bill_id = '1'");
     expect(del.message).toContain("bills are never deleted");
     expect((await refused("TRUNCATE bills")).message).toContain("append-only");
-    expect(await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = 'a'")).toEqual([{ n: 2 }]);
+    expect(
+      await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = 'a'"),
+    ).toEqual([{ n: 2 }]);
   });
 
   it("refuses changing a bill's identity", async () => {
-    expect((await refused("UPDATE bills SET bill_id = '3' WHERE account_name = 'a' AND bill_id = '2'")).message).toContain("never change");
+    expect(
+      (await refused("UPDATE bills SET bill_id = '3' WHERE account_name = 'a' AND bill_id = '2'")).message,
+    ).toContain("never change");
   });
 
   it("lets last_seen_at move (a re-read that confirms the bill is not a change)", async () => {
@@ -86,10 +109,17 @@ describe("bills refuse silent changes", () => {
   });
 
   it("the revision path (a newer version from the exchange) updates the bill and files the old version", async () => {
-    const r = await write("a", [bill("1", { amount: "-12.346", balance: "1000.499" }), bill("2", { cTimeMs: 1700000000200 })]);
+    const r = await write("a", [
+      bill("1", { amount: "-12.346", balance: "1000.499" }),
+      bill("2", { cTimeMs: 1700000000200 }),
+    ]);
     expect(r).toMatchObject({ inserted: 0, revised: 1, upserted: 2 });
-    expect((await revisions("a")).map(({ bill_id, amount, balance }) => ({ bill_id, amount, balance }))).toEqual([{ bill_id: "1", amount: "-12.345", balance: "1000.5" }]);
-    const [row] = await t.db.$queryRawUnsafe<{ amount: string }[]>("SELECT amount::text FROM bills WHERE account_name = 'a' AND bill_id = '1'");
+    expect((await revisions("a")).map(({ bill_id, amount, balance }) => ({ bill_id, amount, balance }))).toEqual([
+      { bill_id: "1", amount: "-12.345", balance: "1000.5" },
+    ]);
+    const [row] = await t.db.$queryRawUnsafe<{ amount: string }[]>(
+      "SELECT amount::text FROM bills WHERE account_name = 'a' AND bill_id = '1'",
+    );
     expect(row!.amount).toBe("-12.346");
   });
 
@@ -113,7 +143,11 @@ describe("bills refuse silent changes", () => {
 
 describe("the incremental verify's starting point", () => {
   const state = async () =>
-    (await t.db.$queryRawUnsafe<{ check_from_ms: string; write_seq: string }[]>("SELECT check_from_ms::text, write_seq::text FROM verify_state WHERE account_name = 'v'"))[0];
+    (
+      await t.db.$queryRawUnsafe<{ check_from_ms: string; write_seq: string }[]>(
+        "SELECT check_from_ms::text, write_seq::text FROM verify_state WHERE account_name = 'v'",
+      )
+    )[0];
 
   it("moves back to the oldest bill added or changed, and only then", async () => {
     await write("v", [bill("10", { cTimeMs: 5000 }), bill("11", { cTimeMs: 6000 })]);
@@ -142,8 +176,34 @@ describe("sync_runs", () => {
          FROM sync_runs WHERE account_name = 'runs' ORDER BY id`,
       );
       expect(runs).toEqual([
-        { stream: "bills", from_ms: String(first.fromMs), to_ms: String(first.toMs), window_from: new Date(first.fromMs), pages: first.requests, records_fetched: first.billsFetched, records_new: 1500, records_changed: 0, quarantined: 0, ordered: true, outcome: "ok", error: null },
-        { stream: "bills", from_ms: String(second.fromMs), to_ms: String(second.toMs), window_from: new Date(second.fromMs), pages: second.requests, records_fetched: second.billsFetched, records_new: 0, records_changed: 0, quarantined: 0, ordered: true, outcome: "ok", error: null },
+        {
+          stream: "bills",
+          from_ms: String(first.fromMs),
+          to_ms: String(first.toMs),
+          window_from: new Date(first.fromMs),
+          pages: first.requests,
+          records_fetched: first.billsFetched,
+          records_new: 1500,
+          records_changed: 0,
+          quarantined: 0,
+          ordered: true,
+          outcome: "ok",
+          error: null,
+        },
+        {
+          stream: "bills",
+          from_ms: String(second.fromMs),
+          to_ms: String(second.toMs),
+          window_from: new Date(second.fromMs),
+          pages: second.requests,
+          records_fetched: second.billsFetched,
+          records_new: 0,
+          records_changed: 0,
+          quarantined: 0,
+          ordered: true,
+          outcome: "ok",
+          error: null,
+        },
       ]);
     } finally {
       await sandbox.close();

@@ -27,14 +27,27 @@ const bill = (id: string, over: Partial<Bill> = {}): Bill => ({
 });
 
 const write = (bills: Bill[], cursorMs: number, rejected: { rawText: string; reason: string }[] = []) =>
-  commitBillsWindow(t.db, { accountName: "acct", stream: "bills", cursorMs, bills, rejected, context: { fromMs: 0, toMs: cursorMs } });
+  commitBillsWindow(t.db, {
+    accountName: "acct",
+    stream: "bills",
+    cursorMs,
+    bills,
+    rejected,
+    context: { fromMs: 0, toMs: cursorMs },
+  });
 
 describe("committing a bills window", () => {
   it("stores every decimal digit for digit, ids above 2^64, times exact, raw as jsonb", async () => {
     const id = "98765432109876543210987654321";
     const before = Date.now();
     const r = await write([bill(id)], 1700000000200);
-    expect(r).toEqual({ inserted: 1, revised: 0, upserted: 1, quarantined: 0, insertedLatenessMs: [expect.any(Number)] });
+    expect(r).toEqual({
+      inserted: 1,
+      revised: 0,
+      upserted: 1,
+      quarantined: 0,
+      insertedLatenessMs: [expect.any(Number)],
+    });
     // first_seen_at − created_at: stored now, created at 1700000000123.
     expect(Math.abs(r.insertedLatenessMs[0]! - (before - 1700000000123))).toBeLessThan(5_000);
     const rows = await t.db.$queryRawUnsafe<Record<string, string>[]>(
@@ -66,9 +79,13 @@ describe("committing a bills window", () => {
     await write([bill("6001", { amount: "1.5" })], 1700000000400);
     const r = await write([bill("6001", { amount: "1.50", raw: { changed: true } })], 1700000000400);
     expect(r).toMatchObject({ inserted: 0, revised: 1 });
-    const current = await t.db.$queryRawUnsafe<{ amount: string; raw: unknown }[]>("SELECT amount::text, raw FROM bills WHERE bill_id = '6001'");
+    const current = await t.db.$queryRawUnsafe<{ amount: string; raw: unknown }[]>(
+      "SELECT amount::text, raw FROM bills WHERE bill_id = '6001'",
+    );
     expect(current[0]).toEqual({ amount: "1.50", raw: { changed: true } });
-    const old = await t.db.$queryRawUnsafe<{ amount: string }[]>("SELECT amount::text FROM bill_revisions WHERE bill_id = '6001'");
+    const old = await t.db.$queryRawUnsafe<{ amount: string }[]>(
+      "SELECT amount::text FROM bill_revisions WHERE bill_id = '6001'",
+    );
     expect(old).toEqual([{ amount: "1.5" }]);
   });
 
@@ -81,12 +98,18 @@ describe("committing a bills window", () => {
   });
 
   it("quarantines rejected items once, counting repeats, with their context", async () => {
-    const bad = { rawText: '{"billId":"x"}', reason: "billId \"x\" is not a non-negative integer" };
+    const bad = { rawText: '{"billId":"x"}', reason: 'billId "x" is not a non-negative integer' };
     expect((await write([], 1700000000600, [bad])).quarantined).toBe(1);
     expect((await write([], 1700000000600, [bad])).quarantined).toBe(0);
     const rows = await t.db.quarantine.findMany();
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ rawText: bad.rawText, reason: bad.reason, seenCount: 2, stream: "bills", context: { fromMs: 0, toMs: 1700000000600 } });
+    expect(rows[0]).toMatchObject({
+      rawText: bad.rawText,
+      reason: bad.reason,
+      seenCount: 2,
+      stream: "bills",
+      context: { fromMs: 0, toMs: 1700000000600 },
+    });
   });
 
   it("refuses a non-digit bill id at the database too (CHECK constraint)", async () => {
@@ -96,19 +119,50 @@ describe("committing a bills window", () => {
   it("looks up stored bills by primary key and updates them by row id, even for an account the statistics do not know; new bills are not looked up", async () => {
     // Statistics gathered while the account had no bills say "1 row" for it; a plain join then
     // scanned all its stored bills once per incoming bill (6 s per 1,000-bill batch at 18,000).
-    const many = (prefix: string, n: number, t0: number) => Array.from({ length: n }, (_, i) => bill(`${prefix}${String(i).padStart(6, "0")}`, { cTimeMs: t0 + i }));
-    await commitBillsWindow(t.db, { accountName: "known", stream: "bills", cursorMs: 1, bills: many("81", 2000, 1_600_000_000_000), rejected: [], context: {} });
+    const many = (prefix: string, n: number, t0: number) =>
+      Array.from({ length: n }, (_, i) => bill(`${prefix}${String(i).padStart(6, "0")}`, { cTimeMs: t0 + i }));
+    await commitBillsWindow(t.db, {
+      accountName: "known",
+      stream: "bills",
+      cursorMs: 1,
+      bills: many("81", 2000, 1_600_000_000_000),
+      rejected: [],
+      context: {},
+    });
     await t.db.$executeRawUnsafe("ANALYZE bills");
-    for (let k = 0; k < 3; k++) await commitBillsWindow(t.db, { accountName: "newcomer", stream: "bills", cursorMs: 1, bills: many(`8${2 + k}`, 1000, 1_650_000_000_000 + k * 1000), rejected: [], context: {} });
+    for (let k = 0; k < 3; k++)
+      await commitBillsWindow(t.db, {
+        accountName: "newcomer",
+        stream: "bills",
+        cursorMs: 1,
+        bills: many(`8${2 + k}`, 1000, 1_650_000_000_000 + k * 1000),
+        rejected: [],
+        context: {},
+      });
     // Half of the batch is stored already (a re-read): those take the lookup and update path.
-    await commitBillsWindow(t.db, { accountName: "newcomer", stream: "bills", cursorMs: 1, bills: many("85", 250, 1_660_000_000_000), rejected: [], context: {} });
+    await commitBillsWindow(t.db, {
+      accountName: "newcomer",
+      stream: "bills",
+      cursorMs: 1,
+      bills: many("85", 250, 1_660_000_000_000),
+      rejected: [],
+      context: {},
+    });
     const batch = many("85", 500, 1_660_000_000_000).map((b, i) => (i % 5 === 0 ? { ...b, amount: "7.5" } : b));
-    const { text, values } = billsWindowStatement({ accountName: "newcomer", stream: "bills", cursorMs: 1, bills: batch, rejected: [], context: {} });
+    const { text, values } = billsWindowStatement({
+      accountName: "newcomer",
+      stream: "bills",
+      cursorMs: 1,
+      bills: batch,
+      rejected: [],
+      context: {},
+    });
     const pool = directPool(t.db)!;
     const client = await pool.connect();
     try {
       await client.query("BEGIN"); // EXPLAIN ANALYZE runs the statement: roll it back
-      const plan = (await client.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values)).rows[0]!["QUERY PLAN"];
+      const plan = (await client.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, values))
+        .rows[0]!["QUERY PLAN"];
       await client.query("ROLLBACK");
       const nodes: Array<Record<string, unknown>> = [];
       const walk = (n: Record<string, unknown>) => {
@@ -125,13 +179,25 @@ describe("committing a bills window", () => {
       ]);
       const probe = billScans.find((n) => n["Node Type"] === "Index Scan")!;
       expect(probe["Actual Loops"]).toBeLessThanOrEqual(500);
-      expect(billScans.find((n) => n["Node Type"] === "Tid Scan")).toMatchObject({ "Actual Loops": 250, "Actual Rows": 1 });
+      expect(billScans.find((n) => n["Node Type"] === "Tid Scan")).toMatchObject({
+        "Actual Loops": 250,
+        "Actual Rows": 1,
+      });
       for (const n of nodes) expect(n["Rows Removed by Join Filter"] ?? 0).toBe(0);
 
       // A batch of new bills only (a backfill): no lookup runs at all.
-      const fresh = billsWindowStatement({ accountName: "newcomer", stream: "bills", cursorMs: 1, bills: many("86", 500, 1_670_000_000_000), rejected: [], context: {} });
+      const fresh = billsWindowStatement({
+        accountName: "newcomer",
+        stream: "bills",
+        cursorMs: 1,
+        bills: many("86", 500, 1_670_000_000_000),
+        rejected: [],
+        context: {},
+      });
       await client.query("BEGIN");
-      const freshPlan = (await client.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${fresh.text}`, fresh.values)).rows[0]!["QUERY PLAN"];
+      const freshPlan = (
+        await client.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${fresh.text}`, fresh.values)
+      ).rows[0]!["QUERY PLAN"];
       await client.query("ROLLBACK");
       nodes.length = 0;
       walk((freshPlan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
@@ -146,11 +212,26 @@ describe("committing a bills window", () => {
 
 describe("source, transfer reason and resume point", () => {
   const read = (id: string) =>
-    t.db.$queryRawUnsafe<{ source: string; transfer_reason: string | null }[]>("SELECT source, transfer_reason FROM bills WHERE account_name = 'src' AND bill_id = $1", id);
+    t.db.$queryRawUnsafe<{ source: string; transfer_reason: string | null }[]>(
+      "SELECT source, transfer_reason FROM bills WHERE account_name = 'src' AND bill_id = $1",
+      id,
+    );
   const revisions = (id: string) =>
-    t.db.$queryRawUnsafe<{ transfer_reason: string | null }[]>("SELECT transfer_reason FROM bill_revisions WHERE account_name = 'src' AND bill_id = $1 ORDER BY id", id);
+    t.db.$queryRawUnsafe<{ transfer_reason: string | null }[]>(
+      "SELECT transfer_reason FROM bill_revisions WHERE account_name = 'src' AND bill_id = $1 ORDER BY id",
+      id,
+    );
   const put = (bills: Bill[], source: "v2" | "v3", resume?: unknown) =>
-    commitBillsWindow(t.db, { accountName: "src", stream: "bills", cursorMs: 1700000000200, bills, rejected: [], context: {}, source, resume });
+    commitBillsWindow(t.db, {
+      accountName: "src",
+      stream: "bills",
+      cursorMs: 1700000000200,
+      bills,
+      rejected: [],
+      context: {},
+      source,
+      resume,
+    });
 
   it("stores the endpoint that first stored a bill, and never changes it", async () => {
     await put([bill("501")], "v3");
@@ -159,7 +240,9 @@ describe("source, transfer reason and resume point", () => {
     expect(await read("501")).toEqual([{ source: "v3", transfer_reason: null }]);
     expect(await read("502")).toEqual([{ source: "v2", transfer_reason: null }]);
     // Not even by hand: the audit trail's guard refuses it.
-    await expect(t.db.$executeRawUnsafe("UPDATE bills SET source = 'v2' WHERE account_name = 'src' AND bill_id = '501'")).rejects.toThrow(/source never change/);
+    await expect(
+      t.db.$executeRawUnsafe("UPDATE bills SET source = 'v2' WHERE account_name = 'src' AND bill_id = '501'"),
+    ).rejects.toThrow(/source never change/);
   });
 
   it("keeps a transfer reason an endpoint leaves out, and files a changed one as a revision", async () => {
@@ -177,7 +260,10 @@ describe("source, transfer reason and resume point", () => {
   it("writes the resume point with the rows, and clears it when none is given", async () => {
     const resume = { fromMs: 1, toMs: 2, nextKey: { nextKeyId: "98765432109876543210", nextKeyTime: "1700000000100" } };
     await put([bill("521")], "v3", resume);
-    const state = () => t.db.$queryRawUnsafe<{ resume: unknown }[]>("SELECT resume FROM sync_state WHERE account_name = 'src' AND stream = 'bills'");
+    const state = () =>
+      t.db.$queryRawUnsafe<{ resume: unknown }[]>(
+        "SELECT resume FROM sync_state WHERE account_name = 'src' AND stream = 'bills'",
+      );
     expect(await state()).toEqual([{ resume }]);
     await put([], "v3");
     expect(await state()).toEqual([{ resume: null }]);

@@ -1,7 +1,13 @@
 // The learnt exchange facts on real PostgreSQL: stored and read back exactly (nulls included), an
 // account's save replaces what it had, and the table refuses a hasNextPage verdict it does not know.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NO_FACTS, readAllExchangeFacts, readExchangeFacts, saveExchangeFacts, type ExchangeFacts } from "../../src/store/exchange-profiles.ts";
+import {
+  NO_FACTS,
+  readAllExchangeFacts,
+  readExchangeFacts,
+  saveExchangeFacts,
+  type ExchangeFacts,
+} from "../../src/store/exchange-profiles.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 
 let t: MigratedDb;
@@ -35,10 +41,24 @@ describe("exchange_profiles", () => {
     await saveExchangeFacts(t.db, "partial", { ...NO_FACTS, pageSize: 100, endInclusive: true, hasNextPage: "honest" });
     expect(await readExchangeFacts(t.db, "learnt")).toStrictEqual(LEARNT);
     expect(await readExchangeFacts(t.db, "fresh")).toStrictEqual(NO_FACTS);
-    expect(await readExchangeFacts(t.db, "partial")).toStrictEqual({ ...NO_FACTS, pageSize: 100, endInclusive: true, hasNextPage: "honest" });
+    expect(await readExchangeFacts(t.db, "partial")).toStrictEqual({
+      ...NO_FACTS,
+      pageSize: 100,
+      endInclusive: true,
+      hasNextPage: "honest",
+    });
 
-    const [row] = await t.db.$queryRawUnsafe<Record<string, unknown>[]>("SELECT * FROM exchange_profiles WHERE account_name = 'learnt'");
-    expect(row).toMatchObject({ page_size: 50, page_size_capped: true, max_span_ms: 172_800_000n, history_ms: 864_000_000_000n, filter_offset_ms: 3_000n, has_next_page: "distrusted" });
+    const [row] = await t.db.$queryRawUnsafe<Record<string, unknown>[]>(
+      "SELECT * FROM exchange_profiles WHERE account_name = 'learnt'",
+    );
+    expect(row).toMatchObject({
+      page_size: 50,
+      page_size_capped: true,
+      max_span_ms: 172_800_000n,
+      history_ms: 864_000_000_000n,
+      filter_offset_ms: 3_000n,
+      has_next_page: "distrusted",
+    });
   });
 
   it("a later save replaces every fact and moves updated_at", async () => {
@@ -49,7 +69,9 @@ describe("exchange_profiles", () => {
     expect(await readExchangeFacts(t.db, "upsert")).toStrictEqual(replaced);
     const [second] = (await readAllExchangeFacts(t.db)).filter((f) => f.account === "upsert");
     expect(second!.updatedAt.getTime()).toBeGreaterThanOrEqual(first!.updatedAt.getTime());
-    expect(await t.db.$queryRawUnsafe("SELECT count(*)::int AS n FROM exchange_profiles WHERE account_name = 'upsert'")).toEqual([{ n: 1 }]);
+    expect(
+      await t.db.$queryRawUnsafe("SELECT count(*)::int AS n FROM exchange_profiles WHERE account_name = 'upsert'"),
+    ).toEqual([{ n: 1 }]);
   });
 
   it("lists every account's facts by account name, with when they were stored", async () => {
@@ -65,7 +87,9 @@ describe("exchange_profiles", () => {
   });
 
   it("refuses a hasNextPage value other than honest, absent or distrusted", async () => {
-    await expect(saveExchangeFacts(t.db, "bad", { ...NO_FACTS, hasNextPage: "maybe" as ExchangeFacts["hasNextPage"] })).rejects.toThrow(/exchange_profiles_has_next_page_check/);
+    await expect(
+      saveExchangeFacts(t.db, "bad", { ...NO_FACTS, hasNextPage: "maybe" as ExchangeFacts["hasNextPage"] }),
+    ).rejects.toThrow(/exchange_profiles_has_next_page_check/);
     expect(await readExchangeFacts(t.db, "bad")).toBeUndefined();
   });
 });

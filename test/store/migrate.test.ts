@@ -28,7 +28,10 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string, valu
 
 async function committedMigrations(): Promise<string[]> {
   const entries = await readdir(migrationsDir, { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
 }
 
 /** A port on which nothing listens. */
@@ -76,14 +79,43 @@ describe("migrations of prisma/schema.prisma", () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
     );
     expect(tables.map((t) => t.table_name)).toEqual([
-      "_prisma_migrations", "account_snapshots", "bill_revisions", "bills", "collateral_current", "collateral_history", "exchange_profiles",
-      "fee_settings", "leverage_settings", "mode_settings", "position_history", "positions_current", "quarantine", "sync_runs", "sync_state", "verify_state",
+      "_prisma_migrations",
+      "account_snapshots",
+      "bill_revisions",
+      "bills",
+      "collateral_current",
+      "collateral_history",
+      "exchange_profiles",
+      "fee_settings",
+      "leverage_settings",
+      "mode_settings",
+      "position_history",
+      "positions_current",
+      "quarantine",
+      "sync_runs",
+      "sync_state",
+      "verify_state",
     ]);
-    const views = await query<{ table_name: string }>(db.url, "SELECT table_name FROM information_schema.views WHERE table_schema = 'public' ORDER BY table_name");
-    expect(views.map((v) => v.table_name)).toEqual(["v_balances", "v_daily_pnl", "v_fees", "v_funding", "v_positions_open", "v_transfers"]);
+    const views = await query<{ table_name: string }>(
+      db.url,
+      "SELECT table_name FROM information_schema.views WHERE table_schema = 'public' ORDER BY table_name",
+    );
+    expect(views.map((v) => v.table_name)).toEqual([
+      "v_balances",
+      "v_daily_pnl",
+      "v_fees",
+      "v_funding",
+      "v_positions_open",
+      "v_transfers",
+    ]);
 
     // Decimal @db.Decimal must be unconstrained NUMERIC: a precision/scale would round and pad.
-    const numerics = await query<{ table_name: string; column_name: string; numeric_precision: number | null; numeric_scale: number | null }>(
+    const numerics = await query<{
+      table_name: string;
+      column_name: string;
+      numeric_precision: number | null;
+      numeric_scale: number | null;
+    }>(
       db.url,
       `SELECT table_name, column_name, numeric_precision, numeric_scale FROM information_schema.columns
        WHERE table_schema = 'public' AND data_type = 'numeric' ORDER BY table_name, column_name`,
@@ -92,9 +124,16 @@ describe("migrations of prisma/schema.prisma", () => {
     expect(numerics.length).toBeGreaterThan(50);
     for (const n of numerics) {
       const sequence = n.column_name.endsWith("_match_sequence_id");
-      expect(n, `${n.table_name}.${n.column_name}`).toMatchObject(sequence ? { numeric_precision: 39, numeric_scale: 0 } : { numeric_precision: null, numeric_scale: null });
+      expect(n, `${n.table_name}.${n.column_name}`).toMatchObject(
+        sequence ? { numeric_precision: 39, numeric_scale: 0 } : { numeric_precision: null, numeric_scale: null },
+      );
     }
-    expect(numerics.filter((n) => ["bills", "bill_revisions"].includes(n.table_name)).map((n) => n.column_name).sort()).toEqual(["amount", "amount", "balance", "balance", "fill_fee", "fill_fee"]);
+    expect(
+      numerics
+        .filter((n) => ["bills", "bill_revisions"].includes(n.table_name))
+        .map((n) => n.column_name)
+        .sort(),
+    ).toEqual(["amount", "amount", "balance", "balance", "fill_fee", "fill_fee"]);
 
     const rows = await query<{
       id: string;
@@ -133,10 +172,16 @@ describe("migrations of prisma/schema.prisma", () => {
     const insert = `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw)
                     VALUES ('acct', $1, 'USDT', 'BTCUSDT', 'trade', 1, 2, 0, now(), 0, '{}')`;
     await query(db.url, insert, ["686960019383517338"]);
-    await expect(query(db.url, insert, ["12a"])).rejects.toMatchObject({ code: "23514", constraint: "bills_bill_id_digits" });
+    await expect(query(db.url, insert, ["12a"])).rejects.toMatchObject({
+      code: "23514",
+      constraint: "bills_bill_id_digits",
+    });
     const revision = `INSERT INTO bill_revisions (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at)
                       VALUES ('acct', $1, 'USDT', 'BTCUSDT', 'trade', 1, 2, 0, now(), 0, '{}', now())`;
-    await expect(query(db.url, revision, ["-1"])).rejects.toMatchObject({ code: "23514", constraint: "bill_revisions_bill_id_digits" });
+    await expect(query(db.url, revision, ["-1"])).rejects.toMatchObject({
+      code: "23514",
+      constraint: "bill_revisions_bill_id_digits",
+    });
   });
 
   it("keeps the exchange's decimal text exactly", async () => {
@@ -172,7 +217,7 @@ describe("diffMigrationsToSchema", () => {
   it("returns the SQL for a schema change", async () => {
     const changed = join(scratch, "schema.prisma");
     const schema = await readFile(schemaPath, "utf8");
-    await writeFile(changed, schema.replace("model Bill {", "model Bill {\n  note String? @map(\"note\")"));
+    await writeFile(changed, schema.replace("model Bill {", 'model Bill {\n  note String? @map("note")'));
     const db = await createTestDatabase("ls_diff");
     try {
       const sql = await diffMigrationsToSchema(db.url, changed);
@@ -189,7 +234,11 @@ describe("failures", () => {
   it("names host and port, not the password, when the server is unreachable", async () => {
     const port = await closedPort();
     const url = `postgresql://ledger:S3cret%2Fpw@127.0.0.1:${port}/ledger`;
-    for (const run of [() => migrateDeploy(url), () => migrationStatus(url), () => diffMigrationsToSchema(url, schemaPath)]) {
+    for (const run of [
+      () => migrateDeploy(url),
+      () => migrationStatus(url),
+      () => diffMigrationsToSchema(url, schemaPath),
+    ]) {
       const error = await run().then(
         () => undefined,
         (e: unknown) => e as Error,
@@ -245,7 +294,10 @@ describe("failures", () => {
 });
 
 /** Runs a TypeScript file with tsx in a child process; resolves with its output and run time. */
-function runTsx(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+function runTsx(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: repo, env: { ...process.env, ...env } });

@@ -9,7 +9,9 @@ import { createTestDatabase } from "../support/database.ts";
 async function terminatedUnder(admin: Db, running: Promise<unknown>): Promise<unknown> {
   const settled = running.catch((e: unknown) => e);
   await new Promise((r) => setTimeout(r, 300));
-  await admin.$queryRawUnsafe("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'");
+  await admin.$queryRawUnsafe(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep%'",
+  );
   return settled;
 }
 
@@ -29,7 +31,9 @@ describe("isDatabaseUnavailable", () => {
     const db = createDb(database.url);
     const admin = createDb(database.url);
     try {
-      expect(isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT no_such_column FROM pg_class").catch((e: unknown) => e))).toBe(false);
+      expect(
+        isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT no_such_column FROM pg_class").catch((e: unknown) => e)),
+      ).toBe(false);
       expect(isDatabaseUnavailable(await db.$queryRawUnsafe("SELECT 1/0").catch((e: unknown) => e))).toBe(false);
       expect(isDatabaseUnavailable(new Error("something else"))).toBe(false);
       expect(isDatabaseUnavailable(await terminatedUnder(admin, db.$queryRawUnsafe("SELECT pg_sleep(10)")))).toBe(true);
@@ -43,7 +47,13 @@ describe("isDatabaseUnavailable", () => {
   it("classifies errors of the pg pool the bills write uses directly the same way", async () => {
     const gone = createDb(`postgresql://postgres@127.0.0.1:${await freePort()}/postgres`);
     try {
-      expect(isDatabaseUnavailable(await directPool(gone)!.query("SELECT 1").catch((e: unknown) => e))).toBe(true);
+      expect(
+        isDatabaseUnavailable(
+          await directPool(gone)!
+            .query("SELECT 1")
+            .catch((e: unknown) => e),
+        ),
+      ).toBe(true);
     } finally {
       await gone.$disconnect();
     }

@@ -19,7 +19,9 @@ describe("account run lock", () => {
   it("admits one holder per account and group; other accounts and groups are free", async () => {
     const one = await acquireRunLock(t.url, "a", "bills");
     await expect(acquireRunLock(t.url, "a", "bills")).rejects.toThrow(AccountBusyError);
-    await expect(acquireRunLock(t.url, "a", "bills")).rejects.toThrow(/account "a" is being written by another process \(bills\)/);
+    await expect(acquireRunLock(t.url, "a", "bills")).rejects.toThrow(
+      /account "a" is being written by another process \(bills\)/,
+    );
     const otherGroup = await acquireRunLock(t.url, "a", "snapshots");
     const otherAccount = await acquireRunLock(t.url, "b", "bills");
     await Promise.all([otherGroup.release(), otherAccount.release()]);
@@ -43,7 +45,9 @@ describe("account run lock", () => {
     const admin = new pg.Client({ connectionString: t.url });
     await admin.connect();
     try {
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'ledger-sync run lock bills' AND datname = current_database() AND pid <> pg_backend_pid()");
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'ledger-sync run lock bills' AND datname = current_database() AND pid <> pg_backend_pid()",
+      );
     } finally {
       await admin.end();
     }
@@ -62,7 +66,10 @@ describe("account run lock", () => {
     const lock = await acquireRunLock(t.url, "r", "bills");
     expect(lock.interruptedRuns).toBe(2);
     await lock.release();
-    const rows = await t.db.$queryRawUnsafe<{ id: bigint; outcome: string; error: string | null }[]>("SELECT id, outcome, error FROM sync_runs WHERE id = ANY($1::bigint[]) ORDER BY id", [dead, deadBackfill, snapshots, otherAccount]);
+    const rows = await t.db.$queryRawUnsafe<{ id: bigint; outcome: string; error: string | null }[]>(
+      "SELECT id, outcome, error FROM sync_runs WHERE id = ANY($1::bigint[]) ORDER BY id",
+      [dead, deadBackfill, snapshots, otherAccount],
+    );
     expect(rows.map((r) => r.outcome)).toEqual(["interrupted", "interrupted", "running", "running"]);
     expect(rows[0]!.error).toMatch(/its end was never recorded/);
   });

@@ -15,10 +15,20 @@ afterAll(async () => {
   await t.close();
 });
 
-const TABLES = ["account_snapshots", "fee_settings", "mode_settings", "leverage_settings", "collateral_current", "collateral_history", "positions_current", "position_history"];
+const TABLES = [
+  "account_snapshots",
+  "fee_settings",
+  "mode_settings",
+  "leverage_settings",
+  "collateral_current",
+  "collateral_history",
+  "positions_current",
+  "position_history",
+];
 const total = async () => {
   let n = 0;
-  for (const table of TABLES) n += (await t.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
+  for (const table of TABLES)
+    n += (await t.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
   return n;
 };
 

@@ -28,15 +28,26 @@ import { asRows, storedBills, syncFromSandbox, type SyncOptions } from "./sandbo
 
 export const DAY_MS = 86_400_000;
 
-
 /** The behaviour switches a case turns on (the rest of SandboxOptions is the history's shape). */
-export type Behaviours = Pick<SandboxOptions, "historyDays" | "maxSpanMs" | "refusalStatus" | "pageCap" | "hasNext" | "filterSkewMs" | "unknownTypes" | "ignoreTimeFilter" | "unsplittableBurst">;
+export type Behaviours = Pick<
+  SandboxOptions,
+  | "historyDays"
+  | "maxSpanMs"
+  | "refusalStatus"
+  | "pageCap"
+  | "hasNext"
+  | "filterSkewMs"
+  | "unknownTypes"
+  | "ignoreTimeFilter"
+  | "unsplittableBurst"
+>;
 
 /** A short label: `maxSpanMs=2d/200+pageCap=50`. */
 export function behaviourLabel(o: SandboxOptions): string {
   const parts: string[] = [];
   if (o.historyDays !== undefined) parts.push(`historyDays=${o.historyDays}`);
-  if (o.maxSpanMs !== undefined) parts.push(`maxSpanMs=${+(o.maxSpanMs / DAY_MS).toFixed(3)}d/${o.refusalStatus ?? 400}`);
+  if (o.maxSpanMs !== undefined)
+    parts.push(`maxSpanMs=${+(o.maxSpanMs / DAY_MS).toFixed(3)}d/${o.refusalStatus ?? 400}`);
   if (o.pageCap !== undefined) parts.push(`pageCap=${o.pageCap}`);
   if (o.hasNext !== undefined && o.hasNext !== "honest") parts.push(`hasNext=${o.hasNext}`);
   if (o.filterSkewMs) parts.push(`filterSkewMs=${o.filterSkewMs}`);
@@ -51,9 +62,13 @@ export function behaviourLabel(o: SandboxOptions): string {
  * matches. An UnsplittableMillisecondError must name a millisecond where a page's worth of bills
  * (or more) share businessType, coin and symbol: the unsplittable burst, not some other.
  */
-export function promisedFailures(o: SandboxOptions, truth: SandboxBill[]): { behaviour: string; matches: (err: unknown) => boolean }[] {
+export function promisedFailures(
+  o: SandboxOptions,
+  truth: SandboxBill[],
+): { behaviour: string; matches: (err: unknown) => boolean }[] {
   const out: { behaviour: string; matches: (err: unknown) => boolean }[] = [];
-  if (o.ignoreTimeFilter) out.push({ behaviour: "ignoreTimeFilter", matches: (e) => /ignores the time filter/i.test(messageOf(e)) });
+  if (o.ignoreTimeFilter)
+    out.push({ behaviour: "ignoreTimeFilter", matches: (e) => /ignores the time filter/i.test(messageOf(e)) });
   if (o.unsplittableBurst) {
     const page = o.pageCap ?? 100;
     const same = new Map<string, number>();
@@ -62,7 +77,10 @@ export function promisedFailures(o: SandboxOptions, truth: SandboxBill[]): { beh
       same.set(key, (same.get(key) ?? 0) + 1);
     }
     const crowded = new Set([...same].filter(([, n]) => n >= page).map(([k]) => Number(k.split("|")[0])));
-    out.push({ behaviour: "unsplittableBurst", matches: (e) => e instanceof UnsplittableMillisecondError && crowded.has(e.ms) });
+    out.push({
+      behaviour: "unsplittableBurst",
+      matches: (e) => e instanceof UnsplittableMillisecondError && crowded.has(e.ms),
+    });
   }
   return out;
 }
@@ -105,15 +123,30 @@ export interface Verdict {
 
 type Row = Awaited<ReturnType<typeof storedBills>>[number];
 
-const sameRow = (a: Row, b: Row) => a.billId === b.billId && a.coin === b.coin && a.symbol === b.symbol && a.businessType === b.businessType && a.amount === b.amount && a.balance === b.balance && a.fillFee === b.fillFee && a.cTimeMs === b.cTimeMs;
+const sameRow = (a: Row, b: Row) =>
+  a.billId === b.billId &&
+  a.coin === b.coin &&
+  a.symbol === b.symbol &&
+  a.businessType === b.businessType &&
+  a.amount === b.amount &&
+  a.balance === b.balance &&
+  a.fillFee === b.fillFee &&
+  a.cTimeMs === b.cTimeMs;
 
-const listed = (ids: string[], n = 5) => `${ids.slice(0, n).join(", ")}${ids.length > n ? `, ... (${ids.length} in all)` : ""}`;
+const listed = (ids: string[], n = 5) =>
+  `${ids.slice(0, n).join(", ")}${ids.length > n ? `, ... (${ids.length} in all)` : ""}`;
 
 /**
  * Judges the account's stored bills after one or more runs (a second run is incremental on the
  * first). Runs stop at the first rejection: only the last may have rejected.
  */
-export function judge(o: { options: SandboxOptions; truth: SandboxBill[]; stored: Row[]; filterTimeOf: (b: SandboxBill) => number; runs: RunEvidence[] }): Verdict {
+export function judge(o: {
+  options: SandboxOptions;
+  truth: SandboxBill[];
+  stored: Row[];
+  filterTimeOf: (b: SandboxBill) => number;
+  runs: RunEvidence[];
+}): Verdict {
   const problems: string[] = [];
   const truthRows = new Map(asRows(o.truth).map((r) => [r.billId, r]));
   // 1. Whatever was stored is the truth, exactly.
@@ -124,12 +157,14 @@ export function judge(o: { options: SandboxOptions; truth: SandboxBill[]; stored
     storedIds.add(row.billId);
     const t = truthRows.get(row.billId);
     if (!t) foreign.push(row.billId);
-    else if (!sameRow(t, row)) differing.push(`${row.billId} stored ${JSON.stringify(row)} but is ${JSON.stringify(t)}`);
+    else if (!sameRow(t, row))
+      differing.push(`${row.billId} stored ${JSON.stringify(row)} but is ${JSON.stringify(t)}`);
   }
   if (foreign.length > 0) problems.push(`stored bills that the exchange does not have: ${listed(foreign)}`);
   if (differing.length > 0) problems.push(`stored bills that differ from the exchange's: ${listed(differing, 2)}`);
 
-  for (const [i, r] of o.runs.entries()) if (r.watchdog) problems.push(`run ${i + 1} stopped by the watchdog: ${r.watchdog}`);
+  for (const [i, r] of o.runs.entries())
+    if (r.watchdog) problems.push(`run ${i + 1} stopped by the watchdog: ${r.watchdog}`);
 
   const base = { truth: o.truth.length, stored: o.stored.length, failure: undefined as string | undefined };
   const last = o.runs.at(-1)!;
@@ -140,13 +175,29 @@ export function judge(o: { options: SandboxOptions; truth: SandboxBill[]; stored
     const promised = promisedFailures(o.options, o.truth);
     const named = promised.find((p) => p.matches(err));
     if (!named && !last.watchdog) {
-      problems.push(promised.length > 0 ? `rejected with an error other than the promised one (${promised.map((p) => p.behaviour).join(", ")}): ${failure}` : `rejected, and no behaviour switched on makes the copy impossible: ${failure}`);
+      problems.push(
+        promised.length > 0
+          ? `rejected with an error other than the promised one (${promised.map((p) => p.behaviour).join(", ")}): ${failure}`
+          : `rejected, and no behaviour switched on makes the copy impossible: ${failure}`,
+      );
     }
-    return { ...base, outcome: problems.length > 0 ? "WRONG" : "named failure", problems, retrievable: NaN, beyondHorizon: NaN, missingUnverified: NaN, missingLost: NaN, unverifiedMs: NaN, failure };
+    return {
+      ...base,
+      outcome: problems.length > 0 ? "WRONG" : "named failure",
+      problems,
+      retrievable: NaN,
+      beyondHorizon: NaN,
+      missingUnverified: NaN,
+      missingLost: NaN,
+      unverifiedMs: NaN,
+      failure,
+    };
   }
 
   // 3. Resolved: every retrievable bill is stored, except inside unverified milliseconds.
-  const summaries = o.runs.map((r) => (r.settled.ok ? r.settled.summary : undefined)).filter((s): s is BillsSyncSummary => s !== undefined);
+  const summaries = o.runs
+    .map((r) => (r.settled.ok ? r.settled.summary : undefined))
+    .filter((s): s is BillsSyncSummary => s !== undefined);
   let horizon: number | null = null;
   if (o.options.historyDays !== undefined) {
     for (const [i, r] of o.runs.entries()) {
@@ -154,10 +205,14 @@ export function judge(o: { options: SandboxOptions; truth: SandboxBill[]; stored
       const from = r.settled.summary.historyFromMs;
       const edge = r.retrievableFromMs!;
       if (from === null) {
-        if (r.startsBeforeHorizon) problems.push(`run ${i + 1} started before the exchange's horizon (${edge}) but reports no historyFromMs`);
+        if (r.startsBeforeHorizon)
+          problems.push(`run ${i + 1} started before the exchange's horizon (${edge}) but reports no historyFromMs`);
         continue;
       }
-      if (from < edge || from > edge + 60_000) problems.push(`run ${i + 1}: historyFromMs ${from} is not within 60 s after the horizon ${edge} (${from - edge} ms)`);
+      if (from < edge || from > edge + 60_000)
+        problems.push(
+          `run ${i + 1}: historyFromMs ${from} is not within 60 s after the horizon ${edge} (${from - edge} ms)`,
+        );
       horizon = horizon === null ? from : Math.min(horizon, from);
     }
     // Without a usable historyFromMs, judge as if the run had started 60 s after the horizon
@@ -181,10 +236,18 @@ export function judge(o: { options: SandboxOptions; truth: SandboxBill[]; stored
     else lost.push(b);
   }
   if (lost.length > 0) {
-    const at = lost.slice(0, 4).map((b) => `${b.billId} ${b.businessType} at ${b.cTimeMs}${o.filterTimeOf(b) !== b.cTimeMs ? ` (filter time ${o.filterTimeOf(b)})` : ""}`);
-    problems.push(`resolved with ${lost.length} of ${retrievable} retrievable bills missing outside the unverified milliseconds: ${at.join("; ")}${lost.length > 4 ? "; ..." : ""}`);
+    const at = lost
+      .slice(0, 4)
+      .map(
+        (b) =>
+          `${b.billId} ${b.businessType} at ${b.cTimeMs}${o.filterTimeOf(b) !== b.cTimeMs ? ` (filter time ${o.filterTimeOf(b)})` : ""}`,
+      );
+    problems.push(
+      `resolved with ${lost.length} of ${retrievable} retrievable bills missing outside the unverified milliseconds: ${at.join("; ")}${lost.length > 4 ? "; ..." : ""}`,
+    );
   }
-  for (const [i, s] of summaries.entries()) problems.push(...factProblems(o.options, s.exchange).map((p) => `run ${i + 1}: ${p}`));
+  for (const [i, s] of summaries.entries())
+    problems.push(...factProblems(o.options, s.exchange).map((p) => `run ${i + 1}: ${p}`));
   return {
     ...base,
     outcome: problems.length > 0 ? "WRONG" : missingUnverified > 0 ? "unverified" : "exact",
@@ -203,21 +266,30 @@ export function judge(o: { options: SandboxOptions; truth: SandboxBill[]; stored
  * is a bug even when this run's copy came out exact. Skipped while the facts are absent.
  */
 export function factProblems(o: SandboxOptions, facts: ExchangeFacts): string[] {
-
   const out: string[] = [];
   const cap = o.pageCap ?? 100;
-  if (facts.pageSize !== null && facts.pageSize > cap) out.push(`learnt page size ${facts.pageSize}, but the exchange serves at most ${cap}`);
-  if (facts.pageSizeCapped && o.pageCap === undefined) out.push(`learnt that the exchange caps pages (at ${facts.pageSize}), but it serves up to the limit`);
-  if (facts.pageSizeCapped && o.pageCap !== undefined && facts.pageSize !== o.pageCap) out.push(`learnt a page cap of ${facts.pageSize}, but the exchange caps at ${o.pageCap}`);
-  if (facts.maxSpanMs !== null && o.maxSpanMs !== undefined && facts.maxSpanMs > o.maxSpanMs) out.push(`learnt a max span of ${facts.maxSpanMs} ms, wider than the exchange's ${o.maxSpanMs} ms`);
+  if (facts.pageSize !== null && facts.pageSize > cap)
+    out.push(`learnt page size ${facts.pageSize}, but the exchange serves at most ${cap}`);
+  if (facts.pageSizeCapped && o.pageCap === undefined)
+    out.push(`learnt that the exchange caps pages (at ${facts.pageSize}), but it serves up to the limit`);
+  if (facts.pageSizeCapped && o.pageCap !== undefined && facts.pageSize !== o.pageCap)
+    out.push(`learnt a page cap of ${facts.pageSize}, but the exchange caps at ${o.pageCap}`);
+  if (facts.maxSpanMs !== null && o.maxSpanMs !== undefined && facts.maxSpanMs > o.maxSpanMs)
+    out.push(`learnt a max span of ${facts.maxSpanMs} ms, wider than the exchange's ${o.maxSpanMs} ms`);
   const hasNext = o.hasNext ?? "honest";
   if (facts.hasNextPage !== null) {
     const allowed = { honest: ["honest"], absent: ["absent"], always: ["distrusted"] }[hasNext];
-    if (!allowed.includes(facts.hasNextPage)) out.push(`learnt hasNextPage "${facts.hasNextPage}", but the exchange's is ${hasNext}`);
+    if (!allowed.includes(facts.hasNextPage))
+      out.push(`learnt hasNextPage "${facts.hasNextPage}", but the exchange's is ${hasNext}`);
   }
-  if (!o.ignoreTimeFilter && facts.filterOffsetMs > (o.filterSkewMs ?? 0)) out.push(`learnt a filter offset of ${facts.filterOffsetMs} ms, but the exchange's is at most ${o.filterSkewMs ?? 0} ms`);
-  if (facts.startInclusive !== null && facts.startInclusive !== (o.startInclusive ?? true)) out.push(`learnt startInclusive ${facts.startInclusive}, but the exchange's is ${o.startInclusive ?? true}`);
-  if (facts.endInclusive !== null && facts.endInclusive !== (o.endInclusive ?? true)) out.push(`learnt endInclusive ${facts.endInclusive}, but the exchange's is ${o.endInclusive ?? true}`);
+  if (!o.ignoreTimeFilter && facts.filterOffsetMs > (o.filterSkewMs ?? 0))
+    out.push(
+      `learnt a filter offset of ${facts.filterOffsetMs} ms, but the exchange's is at most ${o.filterSkewMs ?? 0} ms`,
+    );
+  if (facts.startInclusive !== null && facts.startInclusive !== (o.startInclusive ?? true))
+    out.push(`learnt startInclusive ${facts.startInclusive}, but the exchange's is ${o.startInclusive ?? true}`);
+  if (facts.endInclusive !== null && facts.endInclusive !== (o.endInclusive ?? true))
+    out.push(`learnt endInclusive ${facts.endInclusive}, but the exchange's is ${o.endInclusive ?? true}`);
   return out;
 }
 
@@ -235,7 +307,14 @@ export interface Watchdog {
  * One sync against the sandbox, under a watchdog: past its request or time limit, every further
  * request gets a 500 (the sync then fails after its retries), and the run is marked as stopped.
  */
-export async function runOnce(db: Db, sandbox: Sandbox, account: string, sync: SyncOptions, w: Watchdog = {}, first = true): Promise<RunEvidence> {
+export async function runOnce(
+  db: Db,
+  sandbox: Sandbox,
+  account: string,
+  sync: SyncOptions,
+  w: Watchdog = {},
+  first = true,
+): Promise<RunEvidence> {
   const maxRequests = w.maxRequests ?? 1500;
   const maxMs = (w.maxSeconds ?? 60) * 1000;
   const before = sandbox.stats().billsRequests;
@@ -248,7 +327,10 @@ export async function runOnce(db: Db, sandbox: Sandbox, account: string, sync: S
   // The stream's debug log, kept in memory (the last lines) and written out when the watchdog
   // stops a run: what it was doing when it would not end.
   const lines: string[] = [];
-  const logger = pino({ level: "debug" }, { write: (line: string) => void (lines.push(line) > 3000 && lines.splice(0, 1000)) });
+  const logger = pino(
+    { level: "debug" },
+    { write: (line: string) => void (lines.push(line) > 3000 && lines.splice(0, 1000)) },
+  );
   const run = syncFromSandbox(db, sandbox, account, { ...sync, logger }).then(
     (summary): Settled => ({ ok: true, summary }),
     (error: unknown): Settled => ({ ok: false, error }),
@@ -316,7 +398,13 @@ export async function runCase(db: Db, spec: CaseSpec, label: string): Promise<Ca
       if (!r.settled.ok) break;
     }
     const stored = await storedBills(db, spec.account);
-    const verdict = judge({ options: spec.options, truth: sandbox.truth(), stored, filterTimeOf: (b) => sandbox.filterTimeOf(b), runs });
+    const verdict = judge({
+      options: spec.options,
+      truth: sandbox.truth(),
+      stored,
+      filterTimeOf: (b) => sandbox.filterTimeOf(b),
+      runs,
+    });
     // A failing case says how to replay it: its whole sandbox (times included: they follow the clock).
     const replay = verdict.problems.length > 0 ? `\n    options: ${JSON.stringify(spec.options)}` : "";
     return { label, verdict, runs, line: caseLine(label, verdict, runs, sandbox) + replay };

@@ -7,7 +7,9 @@ describe("test database support", () => {
     const db = await createTestDatabase();
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
-    const { rows } = await client.query("select current_database() as name, count(*)::int as n from pg_tables where schemaname='public'");
+    const { rows } = await client.query(
+      "select current_database() as name, count(*)::int as n from pg_tables where schemaname='public'",
+    );
     await client.end();
     expect(rows[0]).toEqual({ name: db.name, n: 0 });
     await db.drop();

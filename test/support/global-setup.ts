@@ -39,7 +39,9 @@ export async function setup(project: TestProject): Promise<void> {
     let redisUrl = process.env.TEST_REDIS_URL ?? "";
     const noRedis = noTestRedis();
     if (noRedis) {
-      process.stderr.write(`npm test: no Redis (${noRedis}): the test files that need one are skipped; install redis-server or set TEST_REDIS_URL to run them\n`);
+      process.stderr.write(
+        `npm test: no Redis (${noRedis}): the test files that need one are skipped; install redis-server or set TEST_REDIS_URL to run them\n`,
+      );
     } else if (!redisUrl) {
       redis = await startRedisServer((line) => process.stderr.write(`npm test: ${line}\n`));
       redisUrl = redis.url;

@@ -6,7 +6,12 @@ import { loadConfig } from "../../src/config/index.ts";
 import type { ExchangeClient } from "../../src/exchange/http-client.ts";
 import type { WorkerContext } from "../../src/jobs/context.ts";
 import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.ts";
+import {
+  DEFAULT_SANDBOX_CREDENTIALS,
+  startSandbox,
+  type Sandbox,
+  type SandboxOptions,
+} from "../../src/sandbox/index.ts";
 import { createMigratedDb, type MigratedDb } from "./migrated-db.ts";
 import { createTestRedis, type TestRedis } from "./redis.ts";
 import { sandboxClient } from "./sandbox-client.ts";
@@ -22,7 +27,11 @@ export interface JobContext {
 }
 
 /** `account` synced from the sandbox's first bill; `env` adds configuration (QUEUE_PREFIX and DATABASE_URL are set). */
-export async function createJobContext(account: string, sandboxOptions: SandboxOptions, env: Record<string, string> = {}): Promise<JobContext> {
+export async function createJobContext(
+  account: string,
+  sandboxOptions: SandboxOptions,
+  env: Record<string, string> = {},
+): Promise<JobContext> {
   const t = await createMigratedDb();
   const r = await createTestRedis();
   const sandbox = await startSandbox({ limits: null, accountEvolution: "manual", ...sandboxOptions });
@@ -32,7 +41,21 @@ export async function createJobContext(account: string, sandboxOptions: SandboxO
     config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url, ...env }),
     db: t.db,
     redis: r.client,
-    accounts: new Map([[account, { account: { name: account, coinIds: [], backfillFromMs: sandbox.truth()[0]!.cTimeMs, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
+    accounts: new Map([
+      [
+        account,
+        {
+          account: {
+            name: account,
+            coinIds: [],
+            backfillFromMs: sandbox.truth()[0]!.cTimeMs,
+            credentials: DEFAULT_SANDBOX_CREDENTIALS,
+            billsSource: "v2" as const,
+          },
+          client,
+        },
+      ],
+    ]),
     logger: pino({ level: "silent" }),
     metrics,
     forceStop: new AbortController().signal,

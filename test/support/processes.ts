@@ -12,7 +12,11 @@ export interface Proc {
 }
 
 export function startCli(args: string[], env: Record<string, string>, cwd?: string): Proc {
-  const child = spawn(process.execPath, [resolve("bin/ledger-sync.js"), ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"], ...(cwd ? { cwd } : {}) });
+  const child = spawn(process.execPath, [resolve("bin/ledger-sync.js"), ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(cwd ? { cwd } : {}),
+  });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
@@ -23,7 +27,12 @@ export function startCli(args: string[], env: Record<string, string>, cwd?: stri
 export { freePort } from "../../src/local-services/free-port.ts";
 
 /** Polls until `check` returns true or the time runs out (then throws with `what`). */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 300): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 300,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;

@@ -18,9 +18,18 @@ export interface SyncOptions {
   signal?: AbortSignal;
 }
 
-export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: string, o: SyncOptions = {}): Promise<BillsSyncSummary> {
+export async function syncFromSandbox(
+  db: Db,
+  sandbox: Sandbox,
+  accountName: string,
+  o: SyncOptions = {},
+): Promise<BillsSyncSummary> {
   // Default: no client-side budget (the sandbox in these tests has its limits off).
-  const client = sandboxClient(sandbox, { timeoutMs: o.timeoutMs ?? 5000, maxAttempts: 8, ...(o.budget ? { budget: o.budget } : {}) });
+  const client = sandboxClient(sandbox, {
+    timeoutMs: o.timeoutMs ?? 5000,
+    maxAttempts: 8,
+    ...(o.budget ? { budget: o.budget } : {}),
+  });
   try {
     return await syncAccountBills({
       db,
@@ -38,7 +47,16 @@ export async function syncFromSandbox(db: Db, sandbox: Sandbox, accountName: str
   }
 }
 
-type Row = { billId: string; coin: string; symbol: string; businessType: string; amount: string; balance: string; fillFee: string; cTimeMs: string };
+type Row = {
+  billId: string;
+  coin: string;
+  symbol: string;
+  businessType: string;
+  amount: string;
+  balance: string;
+  fillFee: string;
+  cTimeMs: string;
+};
 
 /** The account's bills as stored, in the same shape and order as the sandbox's truth. */
 export async function storedBills(db: Db, accountName: string): Promise<Row[]> {
@@ -51,5 +69,14 @@ export async function storedBills(db: Db, accountName: string): Promise<Row[]> {
 }
 
 export function asRows(truth: SandboxBill[]): Row[] {
-  return truth.map((b) => ({ billId: b.billId, coin: b.coin, symbol: b.symbol, businessType: b.businessType, amount: b.amount, balance: b.balance, fillFee: b.fillFee, cTimeMs: String(b.cTimeMs) }));
+  return truth.map((b) => ({
+    billId: b.billId,
+    coin: b.coin,
+    symbol: b.symbol,
+    businessType: b.businessType,
+    amount: b.amount,
+    balance: b.balance,
+    fillFee: b.fillFee,
+    cTimeMs: String(b.cTimeMs),
+  }));
 }

@@ -16,11 +16,19 @@ beforeAll(async () => {
   // A fixed time range: the sandbox's bill ids and ledger order come from the bills' times, so a
   // range ending at "now" gives other chains (and other chosen bills) on every run.
   const startMs = Date.UTC(2026, 9, 1);
-  const sandbox = await startSandbox({ seed: 41, billCount: 3000, limits: null, startMs, endMs: startMs + 30 * 86_400_000 });
+  const sandbox = await startSandbox({
+    seed: 41,
+    billCount: 3000,
+    limits: null,
+    startMs,
+    endMs: startMs + 30 * 86_400_000,
+  });
   await syncFromSandbox(t.db, sandbox, "v");
   await sandbox.close();
   await t.db.$executeRawUnsafe("CREATE TABLE bills_backup AS SELECT * FROM bills WHERE account_name = 'v'");
-  const rows = await t.db.$queryRawUnsafe<Link[]>(`SELECT coin, bill_id AS "billId", amount::text AS amount FROM bills WHERE account_name = 'v' ORDER BY coin, created_at_ms, bill_id::numeric`);
+  const rows = await t.db.$queryRawUnsafe<Link[]>(
+    `SELECT coin, bill_id AS "billId", amount::text AS amount FROM bills WHERE account_name = 'v' ORDER BY coin, created_at_ms, bill_id::numeric`,
+  );
   chains = new Map();
   for (const r of rows) chains.set(r.coin, [...(chains.get(r.coin) ?? []), r]);
 });
@@ -32,7 +40,10 @@ const restore = async () => {
   await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v'");
   await t.db.$executeRawUnsafe("INSERT INTO bills SELECT * FROM bills_backup");
 };
-const check = async () => (await checkBalanceContinuity(t.db, { account: "v" })).flatMap((c) => c.breaks.map((b) => [b.previousBillId, b.billId]));
+const check = async () =>
+  (await checkBalanceContinuity(t.db, { account: "v" })).flatMap((c) =>
+    c.breaks.map((b) => [b.previousBillId, b.billId]),
+  );
 
 /** Deterministic choices (mulberry32), so a failure names a reproducible case. */
 function rng(seed: number) {
@@ -72,7 +83,11 @@ describe("verify: balance continuity", () => {
         await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", x.billId);
         expect(await check(), context).toContainEqual([prev.billId, next.billId]);
       } else if (kind === "alter") {
-        await tamper(t.db, "UPDATE bills SET amount = amount + 0.00000001 WHERE account_name = 'v' AND bill_id = $1", x.billId);
+        await tamper(
+          t.db,
+          "UPDATE bills SET amount = amount + 0.00000001 WHERE account_name = 'v' AND bill_id = $1",
+          x.billId,
+        );
         expect(await check(), context).toEqual([[prev.billId, x.billId]]);
       } else {
         await tamper(
@@ -108,9 +123,14 @@ describe("verify: balance continuity", () => {
     await tamper(t.db, "DELETE FROM bills WHERE account_name = 'v' AND bill_id = $1", chain[10]!.billId);
     const broken = await runCli(["verify", "--account", "v", "--json"], { DATABASE_URL: t.url });
     expect(broken.code).toBe(1);
-    const report = JSON.parse(broken.stdout) as { ok: boolean; accounts: { checks: { status: string; details?: { breaks?: { previousBillId: string; billId: string }[] } }[] }[] };
+    const report = JSON.parse(broken.stdout) as {
+      ok: boolean;
+      accounts: { checks: { status: string; details?: { breaks?: { previousBillId: string; billId: string }[] } }[] }[];
+    };
     expect(report.ok).toBe(false);
-    expect(report.accounts[0]!.checks.flatMap((c) => c.details?.breaks ?? [])).toContainEqual(expect.objectContaining({ previousBillId: chain[9]!.billId, billId: chain[11]!.billId }));
+    expect(report.accounts[0]!.checks.flatMap((c) => c.details?.breaks ?? [])).toContainEqual(
+      expect.objectContaining({ previousBillId: chain[9]!.billId, billId: chain[11]!.billId }),
+    );
     await restore();
   });
 });

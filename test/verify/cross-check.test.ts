@@ -27,7 +27,15 @@ async function check(account: string, source: "v2" | "v3") {
   const client = sandboxClient(sandbox);
   const truth = sandbox.truth();
   try {
-    return await crossCheck({ db: t.db, client, logger: pino({ level: "silent" }), account, source, fromMs: truth[0]!.cTimeMs, toMs: truth.at(-1)!.cTimeMs });
+    return await crossCheck({
+      db: t.db,
+      client,
+      logger: pino({ level: "silent" }),
+      account,
+      source,
+      fromMs: truth[0]!.cTimeMs,
+      toMs: truth.at(-1)!.cTimeMs,
+    });
   } finally {
     await client.close();
   }
@@ -38,9 +46,18 @@ describe("cross-check", () => {
     await syncFromSandbox(t.db, sandbox, "clean", { source: "v2" });
     for (const source of ["v3", "v2"] as const) {
       const r = await check("clean", source);
-      expect(r).toMatchObject({ ok: true, exchangeBills: 1200, storedBills: 1200, missingInStore: [], missingOnExchange: [], different: [] });
+      expect(r).toMatchObject({
+        ok: true,
+        exchangeBills: 1200,
+        storedBills: 1200,
+        missingInStore: [],
+        missingOnExchange: [],
+        different: [],
+      });
     }
-    const runs = await t.db.$queryRawUnsafe<{ outcome: string; records_fetched: number }[]>("SELECT outcome, records_fetched FROM sync_runs WHERE account_name = 'clean' AND stream = 'cross-check'");
+    const runs = await t.db.$queryRawUnsafe<{ outcome: string; records_fetched: number }[]>(
+      "SELECT outcome, records_fetched FROM sync_runs WHERE account_name = 'clean' AND stream = 'cross-check'",
+    );
     expect(runs).toEqual([
       { outcome: "ok", records_fetched: 1200 },
       { outcome: "ok", records_fetched: 1200 },
@@ -52,22 +69,49 @@ describe("cross-check", () => {
     const truth = sandbox.truth();
     const [deleted, altered, v3Only] = [truth[100]!, truth[200]!, truth[300]!];
     await tamper(t.db, "DELETE FROM bills WHERE account_name = 'bad' AND bill_id = $1", deleted.billId);
-    await tamper(t.db, "UPDATE bills SET amount = amount + 1 WHERE account_name = 'bad' AND bill_id = $1", altered.billId);
+    await tamper(
+      t.db,
+      "UPDATE bills SET amount = amount + 1 WHERE account_name = 'bad' AND bill_id = $1",
+      altered.billId,
+    );
     sandbox.hideBill(v3Only.billId, "v3");
     try {
       const r = await check("bad", "v3");
       expect(r.ok).toBe(false);
       expect(r.missingInStore).toEqual([deleted.billId]);
       expect(r.missingOnExchange).toEqual([v3Only.billId]);
-      expect(r.different).toEqual([{ billId: altered.billId, fields: [{ field: "amount", stored: expect.any(String), exchange: altered.amount }] }]);
-      const run = await t.db.$queryRawUnsafe<{ outcome: string; error: string }[]>("SELECT outcome, error FROM sync_runs WHERE account_name = 'bad' AND stream = 'cross-check'");
-      expect(run).toEqual([{ outcome: "failed", error: "1 missing in the store, 1 missing on the exchange, 1 different (read through v3)" }]);
+      expect(r.different).toEqual([
+        { billId: altered.billId, fields: [{ field: "amount", stored: expect.any(String), exchange: altered.amount }] },
+      ]);
+      const run = await t.db.$queryRawUnsafe<{ outcome: string; error: string }[]>(
+        "SELECT outcome, error FROM sync_runs WHERE account_name = 'bad' AND stream = 'cross-check'",
+      );
+      expect(run).toEqual([
+        {
+          outcome: "failed",
+          error: "1 missing in the store, 1 missing on the exchange, 1 different (read through v3)",
+        },
+      ]);
 
       // From the CLI: the account's BILLS_SOURCE is v2, so it reads v3; exit 1, ids named.
       const env = { DATABASE_URL: t.url, ...sandboxExchangeEnv(sandbox.url), ACCOUNT_NAME: "bad" };
-      const cli = await runCli(["verify", "--cross-check", "--json", "--from", String(truth[0]!.cTimeMs), "--to", String(truth.at(-1)!.cTimeMs)], env);
+      const cli = await runCli(
+        [
+          "verify",
+          "--cross-check",
+          "--json",
+          "--from",
+          String(truth[0]!.cTimeMs),
+          "--to",
+          String(truth.at(-1)!.cTimeMs),
+        ],
+        env,
+      );
       expect(cli.code, cli.stderr).toBe(1);
-      const out = JSON.parse(cli.stdout) as { ok: boolean; crossChecks: { source: string; missingInStore: string[] }[] };
+      const out = JSON.parse(cli.stdout) as {
+        ok: boolean;
+        crossChecks: { source: string; missingInStore: string[] }[];
+      };
       expect(out.ok).toBe(false);
       expect(out.crossChecks[0]).toMatchObject({ source: "v3", missingInStore: [deleted.billId] });
     } finally {
@@ -88,7 +132,21 @@ describe("cross-check", () => {
         config: loadConfig({ DATABASE_URL: t.url }),
         db: t.db,
         redis: undefined as never,
-        accounts: new Map([["job", { account: { name: "job", coinIds: [], backfillFromMs: 0, credentials: DEFAULT_SANDBOX_CREDENTIALS, billsSource: "v2" as const }, client }]]),
+        accounts: new Map([
+          [
+            "job",
+            {
+              account: {
+                name: "job",
+                coinIds: [],
+                backfillFromMs: 0,
+                credentials: DEFAULT_SANDBOX_CREDENTIALS,
+                billsSource: "v2" as const,
+              },
+              client,
+            },
+          ],
+        ]),
         logger: pino({ level: "silent" }),
         metrics: createMetrics({ defaultMetrics: false }),
         forceStop: new AbortController().signal,

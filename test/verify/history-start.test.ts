@@ -16,12 +16,20 @@ afterAll(async () => {
   await t.close();
 });
 
-const verify = (account: string) => verifyAccount(t.db, { account, coinNames: {}, lookbackMs: 600_000 }).then((v) => v.report);
+const verify = (account: string) =>
+  verifyAccount(t.db, { account, coinNames: {}, lookbackMs: 600_000 }).then((v) => v.report);
 
 describe("verify: where the stored history begins", () => {
   it("names the exchange's horizon when the history begins there, and reports no break", async () => {
     const now = Date.now();
-    const sandbox = await startSandbox({ seed: 41, billCount: 1500, startMs: now - 200 * DAY, endMs: now - 1000, limits: null, historyDays: 90 });
+    const sandbox = await startSandbox({
+      seed: 41,
+      billCount: 1500,
+      startMs: now - 200 * DAY,
+      endMs: now - 1000,
+      limits: null,
+      historyDays: 90,
+    });
     try {
       const s = await syncFromSandbox(t.db, sandbox, "horizon", { fromMs: now - 200 * DAY });
       expect(s.historyFromMs).not.toBeNull();
@@ -31,9 +39,13 @@ describe("verify: where the stored history begins", () => {
       expect(starts.length).toBeGreaterThan(0);
       for (const c of starts) {
         expect(c.status).toBe("pass");
-        expect(c.summary).toMatch(/begins mid-chain at bill \d+ .*the exchange keeps history only from \d{4}-.*earlier bills are not retrievable/);
+        expect(c.summary).toMatch(
+          /begins mid-chain at bill \d+ .*the exchange keeps history only from \d{4}-.*earlier bills are not retrievable/,
+        );
       }
-      expect(report.checks.filter((c) => c.check === "balance-continuity").every((c) => c.status === "pass")).toBe(true);
+      expect(report.checks.filter((c) => c.check === "balance-continuity").every((c) => c.status === "pass")).toBe(
+        true,
+      );
     } finally {
       await sandbox.close();
     }

@@ -7,11 +7,13 @@ import { assertProven } from "../sync-summary.ts";
 
 const instant = (flag: string) => (v: string) => {
   const ms = parseInstant(v);
-  if (ms === undefined) throw new InvalidArgumentError(`${flag} must be an ISO date (2026-01-31) or epoch milliseconds`);
+  if (ms === undefined)
+    throw new InvalidArgumentError(`${flag} must be an ISO date (2026-01-31) or epoch milliseconds`);
   return ms;
 };
 const hours = (v: string) => {
-  if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 24 * 366) throw new InvalidArgumentError("--window-hours must be a whole number of hours from 1 to 8784");
+  if (!/^[0-9]+$/.test(v) || Number(v) < 1 || Number(v) > 24 * 366)
+    throw new InvalidArgumentError("--window-hours must be a whole number of hours from 1 to 8784");
   return Number(v);
 };
 
@@ -27,13 +29,18 @@ interface Options {
 export function registerBackfill(program: Command): void {
   program
     .command("backfill")
-    .description("fetch a range of bill history in resumable windows: queued for the workers (needs REDIS_URL), or --inline in this process")
+    .description(
+      "fetch a range of bill history in resumable windows: queued for the workers (needs REDIS_URL), or --inline in this process",
+    )
     .requiredOption("--from <date|ms>", "start of the range (ISO date, UTC, or epoch ms)", instant("--from"))
     .option("--to <date|ms>", "end of the range (default: now)", instant("--to"))
     .option("--account <name>", "only this account (default: every configured account)")
     .option("--window-hours <n>", "hours per window job", hours, 24)
     .option("--inline", "run the windows here, one after another, instead of queueing them")
-    .option("--wait", `with --inline: if another process is writing an account's bills, wait for it (default: exit at once with code ${EXIT.busy})`)
+    .option(
+      "--wait",
+      `with --inline: if another process is writing an account's bills, wait for it (default: exit at once with code ${EXIT.busy})`,
+    )
     .action(async (o: Options) => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel, { format: config.logFormat });
@@ -46,11 +53,26 @@ export function registerBackfill(program: Command): void {
       }
       const databaseUrl = requireDatabaseUrl(config);
       const { planBackfill } = await import("../../jobs/backfill-plan.ts");
-      const plans = accounts.map((a) => ({ account: a, windows: planBackfill(a.name, o.from, toMs, o.windowHours * 3_600_000) }));
+      const plans = accounts.map((a) => ({
+        account: a,
+        windows: planBackfill(a.name, o.from, toMs, o.windowHours * 3_600_000),
+      }));
       // Each way loads only its own modules: the inline run opens no Redis connection or queue.
       const ok = o.inline
-        ? await (await import("../backfill-runner.ts")).runInline({ config, logger, databaseUrl, plans, wait: o.wait === true })
-        : await (await import("../backfill-queued.ts")).runQueued({ config, logger, databaseUrl, redisUrl: requireRedisUrl(config), plans });
+        ? await (await import("../backfill-runner.ts")).runInline({
+            config,
+            logger,
+            databaseUrl,
+            plans,
+            wait: o.wait === true,
+          })
+        : await (await import("../backfill-queued.ts")).runQueued({
+            config,
+            logger,
+            databaseUrl,
+            redisUrl: requireRedisUrl(config),
+            plans,
+          });
       if (!ok.complete) throw new CliExit(EXIT.failed, ok.reason);
       process.stdout.write(`backfill complete: ${ok.windows} windows, ${ok.bills} bills in range\n`);
       for (const b of ok.beyondHorizon) {

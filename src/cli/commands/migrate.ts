@@ -5,7 +5,9 @@ import { createRuntime } from "../runtime.ts";
 export function registerMigrate(program: Command): void {
   program
     .command("migrate")
-    .description("apply prisma/migrations to DATABASE_URL (same bookkeeping as `prisma migrate deploy`; a second run does nothing)")
+    .description(
+      "apply prisma/migrations to DATABASE_URL (same bookkeeping as `prisma migrate deploy`; a second run does nothing)",
+    )
     .action(async () => {
       const { config, logger } = createRuntime();
       const { migrateDeploy } = await import("../../store/migrate/index.ts");

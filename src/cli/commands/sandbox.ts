@@ -3,16 +3,19 @@ import type { HasNextMode, Ordering, SandboxOptions } from "../../sandbox/index.
 import { parseInstant } from "../../config/index.ts";
 
 const int = (name: string, min: number) => (v: string) => {
-  if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+  if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < min)
+    throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
   return Number(v);
 };
 const port = (v: string) => {
-  if (!/^[0-9]{1,5}$/.test(v) || Number(v) > 65535) throw new InvalidArgumentError("--port must be a port number from 0 to 65535");
+  if (!/^[0-9]{1,5}$/.test(v) || Number(v) > 65535)
+    throw new InvalidArgumentError("--port must be a port number from 0 to 65535");
   return Number(v);
 };
 const rate = (v: string) => {
   const n = Number(v);
-  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(v) || !Number.isFinite(n)) throw new InvalidArgumentError("must be a probability between 0 and 1, e.g. 0.05");
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(v) || !Number.isFinite(n))
+    throw new InvalidArgumentError("must be a probability between 0 and 1, e.g. 0.05");
   return n;
 };
 const instant = (v: string) => {
@@ -21,7 +24,8 @@ const instant = (v: string) => {
   return ms;
 };
 const days = (v: string) => {
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0) || !Number.isFinite(Number(v))) throw new InvalidArgumentError("--history-days must be a positive number of days, e.g. 90");
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0) || !Number.isFinite(Number(v)))
+    throw new InvalidArgumentError("--history-days must be a positive number of days, e.g. 90");
   return Number(v);
 };
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -29,7 +33,8 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h
 export function parseSpan(v: string): number {
   const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?$/.exec(v);
   const ms = m === null ? NaN : Number(m[1]) * (UNIT_MS[m[2] ?? "ms"] as number);
-  if (!Number.isSafeInteger(ms)) throw new InvalidArgumentError("--max-span must be whole milliseconds or a duration like 36h or 2d");
+  if (!Number.isSafeInteger(ms))
+    throw new InvalidArgumentError("--max-span must be whole milliseconds or a duration like 36h or 2d");
   return ms;
 }
 const refusalStatus = (v: string) => {
@@ -37,12 +42,14 @@ const refusalStatus = (v: string) => {
   return Number(v) as 200 | 400;
 };
 const pageCap = (v: string) => {
-  if (!/^[0-9]{1,3}$/.test(v) || Number(v) < 1 || Number(v) > 100) throw new InvalidArgumentError("--page-cap must be a whole number from 1 to 100");
+  if (!/^[0-9]{1,3}$/.test(v) || Number(v) < 1 || Number(v) > 100)
+    throw new InvalidArgumentError("--page-cap must be a whole number from 1 to 100");
   return Number(v);
 };
 
 const weightPerSec = (v: string) => {
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0)) throw new InvalidArgumentError("--co-tenant must be a UID weight per second > 0, e.g. 30");
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0))
+    throw new InvalidArgumentError("--co-tenant must be a UID weight per second > 0, e.g. 30");
   return Number(v);
 };
 
@@ -119,28 +126,59 @@ export function behavioursLine(o: SandboxOptions): string | null {
 export function registerSandbox(program: Command): void {
   program
     .command("sandbox")
-    .description("run the sandbox exchange: both endpoints, signed requests, weight limits and seeded history, for trying ledger-sync without keys")
+    .description(
+      "run the sandbox exchange: both endpoints, signed requests, weight limits and seeded history, for trying ledger-sync without keys",
+    )
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on", port, 8787)
     .option("--seed <n>", "history seed (same seed, same history)", int("--seed", 0), 1)
     .option("--bills <n>", "bills of generated history", int("--bills", 0), 5000)
     .option("--from <date|ms>", "history start (default 30 days ago)", instant)
     .option("--to <date|ms>", "history end (default now)", instant)
-    .addOption(new Option("--ordering <order>", "item ordering within a page").choices(["asc", "desc", "newest-shuffled"]).default("desc"))
+    .addOption(
+      new Option("--ordering <order>", "item ordering within a page")
+        .choices(["asc", "desc", "newest-shuffled"])
+        .default("desc"),
+    )
     .option("--start-exclusive", "treat startTime as exclusive")
     .option("--end-exclusive", "treat endTime as exclusive")
     .option("--bursts <n>", "same-millisecond bursts of more than 100 bills", int("--bursts", 0), 0)
-    .option("--faults <rate>", "probability of an injected fault per request (429, 5xx, stall, truncated body, reset)", rate, 0)
+    .option(
+      "--faults <rate>",
+      "probability of an injected fault per request (429, 5xx, stall, truncated body, reset)",
+      rate,
+      0,
+    )
     .option("--no-limits", "do not enforce weight limits")
     .option("--history-days <days>", "keep only the last N days: an older startTime is refused (code -1170)", days)
-    .option("--max-span <ms|duration>", "refuse endTime - startTime above this (code -1170); ms, or e.g. 36h, 2d", parseSpan)
+    .option(
+      "--max-span <ms|duration>",
+      "refuse endTime - startTime above this (code -1170); ms, or e.g. 36h, 2d",
+      parseSpan,
+    )
     .option("--refusal-status <status>", "HTTP status of -1170 refusals: 200 or 400 (default 400)", refusalStatus)
     .option("--page-cap <n>", "serve at most N items per page whatever limit says (1-100)", pageCap)
-    .addOption(new Option("--has-next <mode>", "hasNextPage: truthful, left out, or always true").choices(["honest", "absent", "always"]).default("honest"))
-    .option("--filter-skew-ms <ms>", "filter (and order) on a hidden time up to N ms after the ctime shown", int("--filter-skew-ms", 0))
-    .option("--unknown-types <n>", "N bills carry a businessType outside the spec (position_adl, bonus_airdrop, fee_rebate)", int("--unknown-types", 0))
+    .addOption(
+      new Option("--has-next <mode>", "hasNextPage: truthful, left out, or always true")
+        .choices(["honest", "absent", "always"])
+        .default("honest"),
+    )
+    .option(
+      "--filter-skew-ms <ms>",
+      "filter (and order) on a hidden time up to N ms after the ctime shown",
+      int("--filter-skew-ms", 0),
+    )
+    .option(
+      "--unknown-types <n>",
+      "N bills carry a businessType outside the spec (position_adl, bonus_airdrop, fee_rebate)",
+      int("--unknown-types", 0),
+    )
     .option("--ignore-time-filter", "accept startTime/endTime but do not filter on them")
-    .option("--co-tenant <weight/s>", "another client on the same UID spends this UID weight per second, steadily", weightPerSec)
+    .option(
+      "--co-tenant <weight/s>",
+      "another client on the same UID spends this UID weight per second, steadily",
+      weightPerSec,
+    )
     .option("--charge-refused", "charge requests refused with 429 against the budget too, as real exchanges do")
     .action(async (o: SandboxFlags) => {
       const { startSandbox } = await import("../../sandbox/index.ts");

@@ -11,15 +11,38 @@ export function registerSnapshot(program: Command): void {
     .description("snapshot account settings, collateral and positions for every coin in SYNC_COIN_IDS (no bills)")
     .option("--once", "run one pass inline and exit (no Redis needed)")
     .option("--json", "print the summary as JSON")
-    .option("--wait", `if another process is writing this account's snapshots, wait for it (default: exit at once with code ${EXIT.busy})`)
+    .option(
+      "--wait",
+      `if another process is writing this account's snapshots, wait for it (default: exit at once with code ${EXIT.busy})`,
+    )
     .action(async (opts: { once?: boolean; json?: boolean; wait?: boolean }) => {
-      if (!opts.once) throw new CliExit(EXIT.usage, "snapshot needs --once (one inline pass); scheduled snapshots are the job of `ledger-sync worker`");
+      if (!opts.once)
+        throw new CliExit(
+          EXIT.usage,
+          "snapshot needs --once (one inline pass); scheduled snapshots are the job of `ledger-sync worker`",
+        );
       const summary = await withSyncContext(async ({ config, logger, signal: stop, db, client }) => {
-        if (config.coinIds.length === 0) throw new ConfigError("SYNC_COIN_IDS is empty: list the coin ids to snapshot, e.g. SYNC_COIN_IDS=2");
-        const lock = { databaseUrl: requireDatabaseUrl(config), account: config.accountName, groups: ["snapshots" as const], wait: opts.wait === true, logger, signal: stop };
+        if (config.coinIds.length === 0)
+          throw new ConfigError("SYNC_COIN_IDS is empty: list the coin ids to snapshot, e.g. SYNC_COIN_IDS=2");
+        const lock = {
+          databaseUrl: requireDatabaseUrl(config),
+          account: config.accountName,
+          groups: ["snapshots" as const],
+          wait: opts.wait === true,
+          logger,
+          signal: stop,
+        };
         return withAccountRunLock(lock, async (signal) => {
           const { syncAccountSnapshots } = await import("../../streams/snapshots/index.ts");
-          const snapshots = await syncAccountSnapshots({ db, client, logger, accountName: config.accountName, coinIds: config.coinIds, retentionDays: config.snapshotRetentionDays, signal });
+          const snapshots = await syncAccountSnapshots({
+            db,
+            client,
+            logger,
+            accountName: config.accountName,
+            coinIds: config.coinIds,
+            retentionDays: config.snapshotRetentionDays,
+            signal,
+          });
           return { account: config.accountName, snapshots };
         });
       });

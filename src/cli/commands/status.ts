@@ -16,7 +16,9 @@ interface Row {
 export function registerStatus(program: Command): void {
   program
     .command("status")
-    .description("per account and stream: cursor, lag, last success, last error, quarantined records, failed jobs; then the worker's last verify per account and what was learnt of the exchange (a table on a terminal, JSON otherwise)")
+    .description(
+      "per account and stream: cursor, lag, last success, last error, quarantined records, failed jobs; then the worker's last verify per account and what was learnt of the exchange (a table on a terminal, JSON otherwise)",
+    )
     .option("--json", "print JSON even on a terminal")
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
@@ -27,12 +29,17 @@ export function registerStatus(program: Command): void {
         import("../exchange-facts-text.ts"),
       ]);
       const db = createDb(requireDatabaseUrl(config));
-      let failed: Record<string, { count: number; lastError?: { queue: string; at: string; reason: string } }> | undefined;
+      let failed:
+        | Record<string, { count: number; lastError?: { queue: string; at: string; reason: string } }>
+        | undefined;
       try {
         const store = await readStoreStatus(db);
         const verify = await readVerifyStatus(db);
         if (config.redisUrl) {
-          const [{ Redis }, { failedJobsByAccount }] = await Promise.all([import("ioredis"), import("../../jobs/failed-jobs.ts")]);
+          const [{ Redis }, { failedJobsByAccount }] = await Promise.all([
+            import("ioredis"),
+            import("../../jobs/failed-jobs.ts"),
+          ]);
           const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
           try {
             failed = await failedJobsByAccount(redis, config.worker.queuePrefix);
@@ -55,23 +62,52 @@ export function registerStatus(program: Command): void {
           };
         });
         if (o.json || !process.stdout.isTTY) {
-          process.stdout.write(`${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify, exchange: exchangeByAccount(store.exchange), crossChecks: store.crossChecks })}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ streams: rows, backfillWindowsDone: store.backfillWindows, failedJobsKnown: failed !== undefined, verify, exchange: exchangeByAccount(store.exchange), crossChecks: store.crossChecks })}\n`,
+          );
           return;
         }
-        const header = ["account", "stream", "cursor", "lag", "last success", "quarantined", "failed jobs", "last error"];
-        const table = rows.map((r) => [r.account, r.stream, r.cursor, `${r.lagSeconds}s`, r.lastSuccess, String(r.quarantined), r.failedJobs === null ? "n/a (no REDIS_URL)" : String(r.failedJobs), r.lastError ?? "-"]);
+        const header = [
+          "account",
+          "stream",
+          "cursor",
+          "lag",
+          "last success",
+          "quarantined",
+          "failed jobs",
+          "last error",
+        ];
+        const table = rows.map((r) => [
+          r.account,
+          r.stream,
+          r.cursor,
+          `${r.lagSeconds}s`,
+          r.lastSuccess,
+          String(r.quarantined),
+          r.failedJobs === null ? "n/a (no REDIS_URL)" : String(r.failedJobs),
+          r.lastError ?? "-",
+        ]);
         const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => Math.min(r[i]!.length, 80))));
-        const line = (cells: string[]) => cells.map((c, i) => (c.length > 80 ? `${c.slice(0, 79)}…` : c).padEnd(widths[i]!)).join("  ");
+        const line = (cells: string[]) =>
+          cells.map((c, i) => (c.length > 80 ? `${c.slice(0, 79)}…` : c).padEnd(widths[i]!)).join("  ");
         process.stdout.write(`${[line(header), ...table.map(line)].join("\n")}\n`);
         for (const v of verify) {
           const when = v.lastRunAt ? v.lastRunAt.toISOString() : "never";
-          process.stdout.write(`verify ${v.account}: ${v.outcome === null ? "not run yet" : v.outcome === "pass" ? `pass (${when})` : `FAIL, ${v.failures} failure(s) (${when})`}\n`);
-          for (const f of v.failing.slice(0, 10)) process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);
+          process.stdout.write(
+            `verify ${v.account}: ${v.outcome === null ? "not run yet" : v.outcome === "pass" ? `pass (${when})` : `FAIL, ${v.failures} failure(s) (${when})`}\n`,
+          );
+          for (const f of v.failing.slice(0, 10))
+            process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);
         }
         for (const e of store.exchange) process.stdout.write(`${exchangeStatusLines(e, new Date(now)).join("\n")}\n`);
         for (const c of store.crossChecks) {
-          const range = c.fromMs === null || c.toMs === null ? "" : ` over ${new Date(c.fromMs).toISOString()} .. ${new Date(c.toMs).toISOString()}`;
-          process.stdout.write(`cross-check ${c.account}: ${c.outcome === "ok" ? "pass" : `FAIL: ${c.error ?? c.outcome}`}${range} (${c.at.toISOString()})\n`);
+          const range =
+            c.fromMs === null || c.toMs === null
+              ? ""
+              : ` over ${new Date(c.fromMs).toISOString()} .. ${new Date(c.toMs).toISOString()}`;
+          process.stdout.write(
+            `cross-check ${c.account}: ${c.outcome === "ok" ? "pass" : `FAIL: ${c.error ?? c.outcome}`}${range} (${c.at.toISOString()})\n`,
+          );
         }
       } finally {
         await db.$disconnect();

@@ -9,21 +9,58 @@ import { assertComplete, formatRunSummary, type RunSummary } from "../sync-summa
 export function registerSync(program: Command): void {
   program
     .command("sync")
-    .description("sync the configured account: bills from the stored cursor (or BACKFILL_FROM) up to now, then a snapshot of every coin in SYNC_COIN_IDS")
+    .description(
+      "sync the configured account: bills from the stored cursor (or BACKFILL_FROM) up to now, then a snapshot of every coin in SYNC_COIN_IDS",
+    )
     .option("--once", "run one pass inline and exit (no Redis needed)")
     .option("--json", "print the summary as JSON")
-    .option("--wait", `if another process is writing this account, wait for it (default: exit at once with code ${EXIT.busy})`)
+    .option(
+      "--wait",
+      `if another process is writing this account, wait for it (default: exit at once with code ${EXIT.busy})`,
+    )
     .action(async (opts: { once?: boolean; json?: boolean; wait?: boolean }) => {
-      if (!opts.once) throw new CliExit(EXIT.usage, "sync needs --once (one inline pass); scheduled, continuous syncing is the job of `ledger-sync worker`");
+      if (!opts.once)
+        throw new CliExit(
+          EXIT.usage,
+          "sync needs --once (one inline pass); scheduled, continuous syncing is the job of `ledger-sync worker`",
+        );
       const summary = await withSyncContext(async ({ config, logger, signal: stop, db, client }) => {
         const groups: RunLockGroup[] = config.coinIds.length > 0 ? ["bills", "snapshots"] : ["bills"];
-        const lock = { databaseUrl: requireDatabaseUrl(config), account: config.accountName, groups, wait: opts.wait === true, logger, signal: stop };
+        const lock = {
+          databaseUrl: requireDatabaseUrl(config),
+          account: config.accountName,
+          groups,
+          wait: opts.wait === true,
+          logger,
+          signal: stop,
+        };
         return withAccountRunLock(lock, async (signal) => {
-          const [{ syncAccountBills }, { syncAccountSnapshots }] = await Promise.all([import("../../streams/bills/index.ts"), import("../../streams/snapshots/index.ts")]);
+          const [{ syncAccountBills }, { syncAccountSnapshots }] = await Promise.all([
+            import("../../streams/bills/index.ts"),
+            import("../../streams/snapshots/index.ts"),
+          ]);
           const run: RunSummary = { account: config.accountName };
-          run.bills = await syncAccountBills({ db, client, logger, accountName: config.accountName, backfillFromMs: config.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, source: config.billsSource, signal });
+          run.bills = await syncAccountBills({
+            db,
+            client,
+            logger,
+            accountName: config.accountName,
+            backfillFromMs: config.backfillFromMs,
+            lookbackMs: config.lookbackMs,
+            exchangeLimits: config.exchange.limits,
+            source: config.billsSource,
+            signal,
+          });
           if (config.coinIds.length > 0) {
-            run.snapshots = await syncAccountSnapshots({ db, client, logger, accountName: config.accountName, coinIds: config.coinIds, retentionDays: config.snapshotRetentionDays, signal });
+            run.snapshots = await syncAccountSnapshots({
+              db,
+              client,
+              logger,
+              accountName: config.accountName,
+              coinIds: config.coinIds,
+              retentionDays: config.snapshotRetentionDays,
+              signal,
+            });
           }
           return run;
         });

@@ -9,7 +9,8 @@ import { CliExit, EXIT } from "../exit-codes.ts";
 
 const instant = (flag: string) => (v: string) => {
   const ms = parseInstant(v);
-  if (ms === undefined) throw new InvalidArgumentError(`${flag} must be an ISO date (2026-01-31) or epoch milliseconds`);
+  if (ms === undefined)
+    throw new InvalidArgumentError(`${flag} must be an ISO date (2026-01-31) or epoch milliseconds`);
   return ms;
 };
 
@@ -36,27 +37,58 @@ export function registerVerify(program: Command): void {
     .option("--to <date|ms>", "end of the range checked", instant("--to"))
     .option("--json", "print JSON even on a terminal")
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
-    .option("--wait", `with --repair: if another process is writing the account's bills, wait for it (default: exit at once with code ${EXIT.busy})`)
-    .option("--cross-check", "read the range (default: the last day up to the bills bookmark) through the other endpoint than the account's BILLS_SOURCE and compare it bill by bill with what is stored; read-only; exit 1 on any difference")
+    .option(
+      "--wait",
+      `with --repair: if another process is writing the account's bills, wait for it (default: exit at once with code ${EXIT.busy})`,
+    )
+    .option(
+      "--cross-check",
+      "read the range (default: the last day up to the bills bookmark) through the other endpoint than the account's BILLS_SOURCE and compare it bill by bill with what is stored; read-only; exit 1 on any difference",
+    )
     .action(async (o: VerifyFlags) => {
       const config = loadConfig();
-      if (o.from !== undefined && o.to !== undefined && o.to < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
+      if (o.from !== undefined && o.to !== undefined && o.to < o.from)
+        throw new CliExit(EXIT.usage, "--to is before --from");
       if (o.crossCheck) {
-        if (o.repair) throw new CliExit(EXIT.usage, "--cross-check and --repair do not go together: the cross-check only reads");
+        if (o.repair)
+          throw new CliExit(EXIT.usage, "--cross-check and --repair do not go together: the cross-check only reads");
         const { runCrossChecks } = await import("./cross-check-run.ts");
         return runCrossChecks(config, o);
       }
-      const [{ createDb }, { verifyAccount }] = await Promise.all([import("../../store/prisma.ts"), import("../../verify/verify-account.ts")]);
+      const [{ createDb }, { verifyAccount }] = await Promise.all([
+        import("../../store/prisma.ts"),
+        import("../../verify/verify-account.ts"),
+      ]);
       const db = createDb(requireDatabaseUrl(config));
       try {
-        const withBills = async () => (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map((r) => r.a);
+        const withBills = async () =>
+          (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map(
+            (r) => r.a,
+          );
         // An account with no bills would "pass" with nothing checked: a typo must not look like proof.
-        if (o.account && !(await db.$queryRawUnsafe<{ e: boolean }[]>("SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1) AS e", o.account))[0]!.e) {
-          throw new CliExit(EXIT.usage, `--account ${o.account}: no bills are stored for that account (accounts with bills: ${(await withBills()).join(", ") || "none"})`);
+        if (
+          o.account &&
+          !(
+            await db.$queryRawUnsafe<{ e: boolean }[]>(
+              "SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1) AS e",
+              o.account,
+            )
+          )[0]!.e
+        ) {
+          throw new CliExit(
+            EXIT.usage,
+            `--account ${o.account}: no bills are stored for that account (accounts with bills: ${(await withBills()).join(", ") || "none"})`,
+          );
         }
         const accounts = o.account ? [o.account] : await withBills();
         if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
-        const options = (account: string) => ({ account, fromMs: o.from, toMs: o.to, coinNames: config.coinNames, lookbackMs: config.lookbackMs });
+        const options = (account: string) => ({
+          account,
+          fromMs: o.from,
+          toMs: o.to,
+          coinNames: config.coinNames,
+          lookbackMs: config.lookbackMs,
+        });
         const reports: Printed[] = [];
         for (const account of accounts) {
           const first = await verifyAccount(db, options(account));
@@ -70,7 +102,9 @@ export function registerVerify(program: Command): void {
           reports.push({ ...after.report, repair: { ...repair, failuresBefore: first.report.failures } });
         }
         const ok = reports.every((r) => r.ok);
-        process.stdout.write(o.json || !process.stdout.isTTY ? `${JSON.stringify({ ok, accounts: reports })}\n` : formatReports(reports));
+        process.stdout.write(
+          o.json || !process.stdout.isTTY ? `${JSON.stringify({ ok, accounts: reports })}\n` : formatReports(reports),
+        );
         if (!ok) throw new CliExit(EXIT.failed, "verification failed: see the report");
       } finally {
         await db.$disconnect();
@@ -78,24 +112,50 @@ export function registerVerify(program: Command): void {
     });
 }
 
-async function runRepair(config: Config, db: Db, account: string, continuity: CoinContinuity[], wait: boolean): Promise<RepairResult> {
-  const [{ loadAccounts }, { exchangeClientFromConfig }, { commandBudgetGates }, { createLogger }, { repairBreaks }] = await Promise.all([
-    import("../../config/accounts.ts"),
-    import("../../exchange/client-from-config.ts"),
-    import("../../exchange/budget-gates.ts"),
-    import("../../log/logger.ts"),
-    import("../../verify/repair.ts"),
-  ]);
+async function runRepair(
+  config: Config,
+  db: Db,
+  account: string,
+  continuity: CoinContinuity[],
+  wait: boolean,
+): Promise<RepairResult> {
+  const [{ loadAccounts }, { exchangeClientFromConfig }, { commandBudgetGates }, { createLogger }, { repairBreaks }] =
+    await Promise.all([
+      import("../../config/accounts.ts"),
+      import("../../exchange/client-from-config.ts"),
+      import("../../exchange/budget-gates.ts"),
+      import("../../log/logger.ts"),
+      import("../../verify/repair.ts"),
+    ]);
   const configured = loadAccounts(config).find((a) => a.name === account);
   if (!configured) {
-    throw new CliExit(EXIT.usage, `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`);
+    throw new CliExit(
+      EXIT.usage,
+      `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`,
+    );
   }
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const gates = await commandBudgetGates(config, logger);
-  const client = exchangeClientFromConfig(config, { credentials: configured.credentials, gate: gates.forAccount(account), logger, onClose: gates.close });
+  const client = exchangeClientFromConfig(config, {
+    credentials: configured.credentials,
+    gate: gates.forAccount(account),
+    logger,
+    onClose: gates.close,
+  });
   try {
     const lock = { databaseUrl: requireDatabaseUrl(config), account, groups: ["bills" as const], wait, logger };
-    return await withAccountRunLock(lock, (signal) => repairBreaks({ db, client, logger, account, continuity, exchangeLimits: config.exchange.limits, source: configured.billsSource, signal }));
+    return await withAccountRunLock(lock, (signal) =>
+      repairBreaks({
+        db,
+        client,
+        logger,
+        account,
+        continuity,
+        exchangeLimits: config.exchange.limits,
+        source: configured.billsSource,
+        signal,
+      }),
+    );
   } finally {
     await client.close();
   }
@@ -108,13 +168,32 @@ function formatReports(reports: Printed[]): string {
   for (const r of reports) {
     out.push(`account "${r.account}": ${r.ok ? "all checks pass" : `${r.failures} failure(s)`}`);
     if (r.repair) {
-      out.push(`  repair: ${r.repair.windows.length} window(s) re-fetched (${r.repair.requests} requests): ${r.repair.restored} bill(s) restored, ${r.repair.revised} corrected; failures ${r.repair.failuresBefore} -> ${r.failures}`);
+      out.push(
+        `  repair: ${r.repair.windows.length} window(s) re-fetched (${r.repair.requests} requests): ${r.repair.restored} bill(s) restored, ${r.repair.revised} corrected; failures ${r.repair.failuresBefore} -> ${r.failures}`,
+      );
     }
     for (const c of r.checks) {
       out.push(`  ${TAG[c.status].padEnd(12)} ${c.check} ${c.subject}: ${c.summary}`);
-      const breaks = (c.details as { breaks?: { previousBillId: string; previousAt: string; billId: string; at: string; gapMs: number; expectedBalance: string; actualBalance: string }[] } | undefined)?.breaks ?? [];
+      const breaks =
+        (
+          c.details as
+            | {
+                breaks?: {
+                  previousBillId: string;
+                  previousAt: string;
+                  billId: string;
+                  at: string;
+                  gapMs: number;
+                  expectedBalance: string;
+                  actualBalance: string;
+                }[];
+              }
+            | undefined
+        )?.breaks ?? [];
       for (const b of breaks.slice(0, 20)) {
-        out.push(`      between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: expected balance ${b.expectedBalance}, found ${b.actualBalance}`);
+        out.push(
+          `      between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: expected balance ${b.expectedBalance}, found ${b.actualBalance}`,
+        );
       }
       if (breaks.length > 20) out.push(`      ... ${breaks.length - 20} more (--json lists them all)`);
     }

@@ -23,7 +23,8 @@ export interface DemoAnchor {
 export function demoAnchor(bills: number): DemoAnchor {
   if (existsSync(ANCHOR_FILE)) {
     const saved = JSON.parse(readFileSync(ANCHOR_FILE, "utf8")) as Partial<DemoAnchor>;
-    if (typeof saved.endMs === "number" && saved.bills === bills) return { endMs: saved.endMs, bills, live: Array.isArray(saved.live) ? saved.live : [], fresh: false };
+    if (typeof saved.endMs === "number" && saved.bills === bills)
+      return { endMs: saved.endMs, bills, live: Array.isArray(saved.live) ? saved.live : [], fresh: false };
   }
   const anchor = { endMs: Date.now(), bills, live: [], fresh: true };
   save(anchor);

@@ -19,17 +19,43 @@ export interface InlineSync {
 export function startInlineSync(o: { config: Config; logger: Logger; db: Db; account: AccountConfig }): InlineSync {
   const { config, db, account } = o;
   const logger = o.logger.child({ account: account.name });
-  const client = exchangeClientFromConfig(config, { credentials: account.credentials, gate: localWeightGate(config), logger });
+  const client = exchangeClientFromConfig(config, {
+    credentials: account.credentials,
+    gate: localWeightGate(config),
+    logger,
+  });
   const stopped = new AbortController();
   let lastPass = false;
   let wake = () => {};
 
   const pass = async (snapshotsDue: boolean) => {
     const signal = stopped.signal;
-    await syncAccountBills({ db, client, logger, accountName: account.name, backfillFromMs: account.backfillFromMs, lookbackMs: config.lookbackMs, exchangeLimits: config.exchange.limits, source: account.billsSource, signal });
-    await verifyIncrementally(db, { account: account.name, coinNames: config.coinNames, lookbackMs: config.lookbackMs });
+    await syncAccountBills({
+      db,
+      client,
+      logger,
+      accountName: account.name,
+      backfillFromMs: account.backfillFromMs,
+      lookbackMs: config.lookbackMs,
+      exchangeLimits: config.exchange.limits,
+      source: account.billsSource,
+      signal,
+    });
+    await verifyIncrementally(db, {
+      account: account.name,
+      coinNames: config.coinNames,
+      lookbackMs: config.lookbackMs,
+    });
     if (snapshotsDue && account.coinIds.length > 0) {
-      await syncAccountSnapshots({ db, client, logger, accountName: account.name, coinIds: account.coinIds, retentionDays: config.snapshotRetentionDays, signal });
+      await syncAccountSnapshots({
+        db,
+        client,
+        logger,
+        accountName: account.name,
+        coinIds: account.coinIds,
+        retentionDays: config.snapshotRetentionDays,
+        signal,
+      });
     }
   };
 

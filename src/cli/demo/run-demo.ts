@@ -47,7 +47,11 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
-    const embedded = base.databaseUrl ? undefined : await startLocalPostgres(".data/demo-postgres", o.pgPort, { instead: "pass --pg-port <another port>, or set DATABASE_URL to a PostgreSQL server of your own" });
+    const embedded = base.databaseUrl
+      ? undefined
+      : await startLocalPostgres(".data/demo-postgres", o.pgPort, {
+          instead: "pass --pg-port <another port>, or set DATABASE_URL to a PostgreSQL server of your own",
+        });
     if (embedded) cleanup.push(() => embedded.stop());
     stopIfInterrupted();
     const anchor = base.exchange.credentials ? undefined : demoAnchor(o.bills);
@@ -62,14 +66,25 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     let historyFromMs = base.backfillFromMs;
     if (anchor) {
       historyFromMs = anchor.endMs - DEMO_HISTORY_MS;
-      sandbox = await startSandbox({ seed: 1, billCount: anchor.bills, bursts: anchor.bills >= 2000 ? 2 : 0, startMs: historyFromMs, endMs: anchor.endMs });
+      sandbox = await startSandbox({
+        seed: 1,
+        billCount: anchor.bills,
+        bursts: anchor.bills >= 2000 ? 2 : 0,
+        startMs: historyFromMs,
+        endMs: anchor.endMs,
+      });
       const sb = sandbox;
       cleanup.push(() => sb.close());
       for (const bill of anchor.live) sb.appendBill(bill);
     }
     const redisSays = redis ? `local redis-server at ${redis.url}` : redisUrl ? "REDIS_URL" : "none";
-    out(`database: ${embedded ? `embedded PostgreSQL in ${embedded.where}` : "DATABASE_URL"}; redis: ${redisSays}; exchange: ${sandbox ? `sandbox at ${sandbox.url} (${o.bills} bills of history)` : base.exchange.baseUrl}`);
-    if (noRedis) out(`no queue: ${noRedis}, so the demo syncs inline in this process (install redis-server or set REDIS_URL to run the worker)`);
+    out(
+      `database: ${embedded ? `embedded PostgreSQL in ${embedded.where}` : "DATABASE_URL"}; redis: ${redisSays}; exchange: ${sandbox ? `sandbox at ${sandbox.url} (${o.bills} bills of history)` : base.exchange.baseUrl}`,
+    );
+    if (noRedis)
+      out(
+        `no queue: ${noRedis}, so the demo syncs inline in this process (install redis-server or set REDIS_URL to run the worker)`,
+      );
     const migrated = await migrateDeploy(databaseUrl);
     out(`migrations: ${migrated.applied.length ? `applied ${migrated.applied.join(", ")}` : "up to date"}`);
     stopIfInterrupted();
@@ -95,7 +110,9 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
       QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? "ledger-sync-demo",
     });
     const account = loadAccounts(config)[0]!;
-    const plans: BackfillPlan[] = [{ account, windows: planBackfill(account.name, historyFromMs, startedAt, 3 * 86_400_000) }];
+    const plans: BackfillPlan[] = [
+      { account, windows: planBackfill(account.name, historyFromMs, startedAt, 3 * 86_400_000) },
+    ];
     const db = createDb(databaseUrl);
     cleanup.push(() => db.$disconnect());
 
@@ -105,15 +122,23 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     if (!backfill.complete && !interrupted) throw new CliExit(EXIT.failed, backfill.reason);
     if (backfill.complete) out(`history backfilled: ${backfill.windows} windows, ${backfill.bills} bills`);
     if (backfill.complete && backfill.unverifiedMilliseconds.length) {
-      out(`  same-millisecond bursts not provably complete (fetched by every known symbol): ${isoList(backfill.unverifiedMilliseconds)}`);
+      out(
+        `  same-millisecond bursts not provably complete (fetched by every known symbol): ${isoList(backfill.unverifiedMilliseconds)}`,
+      );
     }
 
     if (!interrupted && o.forSeconds > 0) {
-      out(`syncing live for ${o.forSeconds} s${sandbox ? " (the sandbox adds a bill every second)" : ""}; Ctrl-C stops early`);
+      out(
+        `syncing live for ${o.forSeconds} s${sandbox ? " (the sandbox adds a bill every second)" : ""}; Ctrl-C stops early`,
+      );
       const until = Date.now() + o.forSeconds * 1000;
       let n = 0;
       while (!interrupted && Date.now() < until) {
-        if (sandbox && anchor) recordLiveBill(anchor, sandbox.appendBill({ coin: "USDT", ...LIVE_TYPES[n++ % LIVE_TYPES.length]!, fillFee: "0" }));
+        if (sandbox && anchor)
+          recordLiveBill(
+            anchor,
+            sandbox.appendBill({ coin: "USDT", ...LIVE_TYPES[n++ % LIVE_TYPES.length]!, fillFee: "0" }),
+          );
         await new Promise<void>((resolve) => {
           wake = resolve;
           setTimeout(resolve, Math.min(1000, Math.max(0, until - Date.now())));

@@ -15,13 +15,17 @@ import { leaseAccount } from "../account-lease.ts";
 import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
-
 /** How long a window whose predecessor is unfinished steps aside (its predecessor promotes it sooner). */
 const PREDECESSOR_WAIT_MS = 10_000;
 /** How long a window waits for the account's bills lock (held by a short incremental job, usually). */
 const LOCK_WAIT_MS = 500;
 
-export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData["backfill"]>, token?: string, queue?: Queue): Promise<Record<string, unknown>> {
+export async function processBackfillWindow(
+  ctx: WorkerContext,
+  job: Job<JobData["backfill"]>,
+  token?: string,
+  queue?: Queue,
+): Promise<Record<string, unknown>> {
   const { account, fromMs, toMs, previous, next } = job.data;
   const rt = ctx.accounts.get(account);
   if (!rt) throw new Error(`backfill for account ${account}, which is not configured in this worker`);
@@ -30,7 +34,12 @@ export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData
     throw new DelayedError();
   };
   // Time order: the previous window must be complete (its bookmark at its end) first.
-  if (previous && ((await readCursor(ctx.db, account, backfillCursorStream(previous.fromMs, previous.toMs))) ?? -Infinity) < previous.toMs) return later(PREDECESSOR_WAIT_MS);
+  if (
+    previous &&
+    ((await readCursor(ctx.db, account, backfillCursorStream(previous.fromMs, previous.toMs))) ?? -Infinity) <
+      previous.toMs
+  )
+    return later(PREDECESSOR_WAIT_MS);
   const lease = await leaseAccount(ctx, account, "bills");
   if (!lease) return later(LOCK_WAIT_MS);
   try {
@@ -49,15 +58,26 @@ export async function processBackfillWindow(ctx: WorkerContext, job: Job<JobData
       signal: lease.signal,
     });
     ctx.metrics.billsWritten(account, s.inserted);
-    const successor = next && queue ? await promoteSuccessor(ctx, queue, backfillJobId(account, next.fromMs, next.toMs)) : "none";
-    return { fetched: s.billsFetched, inserted: s.inserted, requests: s.requests, unverifiedMilliseconds: s.unverifiedMilliseconds, successor };
+    const successor =
+      next && queue ? await promoteSuccessor(ctx, queue, backfillJobId(account, next.fromMs, next.toMs)) : "none";
+    return {
+      fetched: s.billsFetched,
+      inserted: s.inserted,
+      requests: s.requests,
+      unverifiedMilliseconds: s.unverifiedMilliseconds,
+      successor,
+    };
   } finally {
     await lease.release();
   }
 }
 
 /** Best effort: the successor runs when its wait ends anyway. */
-async function promoteSuccessor(ctx: WorkerContext, queue: Queue, jobId: string): Promise<"promoted" | "not waiting" | "not found" | "failed"> {
+async function promoteSuccessor(
+  ctx: WorkerContext,
+  queue: Queue,
+  jobId: string,
+): Promise<"promoted" | "not waiting" | "not found" | "failed"> {
   try {
     const successor = await Job.fromId(queue, jobId);
     if (!successor) return "not found";
@@ -65,7 +85,10 @@ async function promoteSuccessor(ctx: WorkerContext, queue: Queue, jobId: string)
     await successor.promote();
     return "promoted";
   } catch (err) {
-    ctx.logger.debug({ jobId, err: err instanceof Error ? err.message : String(err) }, "could not promote the next backfill window; it runs when its wait ends");
+    ctx.logger.debug(
+      { jobId, err: err instanceof Error ? err.message : String(err) },
+      "could not promote the next backfill window; it runs when its wait ends",
+    );
     return "failed";
   }
 }

@@ -36,8 +36,21 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.exchangeFacts(rt.account.name, s.exchange);
     const verified = await verifyAndHeal(ctx, rt, lease.signal);
     // The verify counted the quarantine already; count here only when it could not run.
-    ctx.metrics.quarantined(rt.account.name, verified.quarantined ?? (await ctx.db.quarantine.count({ where: { accountName: rt.account.name } })));
-    return { fromMs: s.fromMs, toMs: s.toMs, requests: s.requests, fetched: s.billsFetched, inserted: s.inserted, revised: s.revised, quarantined: s.quarantined, unverifiedMilliseconds: s.unverifiedMilliseconds, verify: verified };
+    ctx.metrics.quarantined(
+      rt.account.name,
+      verified.quarantined ?? (await ctx.db.quarantine.count({ where: { accountName: rt.account.name } })),
+    );
+    return {
+      fromMs: s.fromMs,
+      toMs: s.toMs,
+      requests: s.requests,
+      fetched: s.billsFetched,
+      inserted: s.inserted,
+      revised: s.revised,
+      quarantined: s.quarantined,
+      unverifiedMilliseconds: s.unverifiedMilliseconds,
+      verify: verified,
+    };
   } finally {
     await lease.release();
   }
@@ -57,8 +70,16 @@ async function verifyAndHeal(ctx: WorkerContext, rt: AccountRuntime, signal: Abo
       v = await verifyAfterSync(ctx, account);
       const settled = await settleHealing(ctx, account, attempt, v.continuity ?? []);
       const logger = ctx.logger.child({ account, stream: "heal" });
-      for (const h of settled.healed) logger.info({ window: h.window, billIds: h.billIds, requests: attempt.requests }, "a continuity break healed: the re-fetch brought the bill(s) that fill it");
-      if (settled.open.length > 0) logger.warn({ windows: settled.open }, "continuity breaks still open after re-fetching: the exchange itself shows the gap; tried again after a backoff");
+      for (const h of settled.healed)
+        logger.info(
+          { window: h.window, billIds: h.billIds, requests: attempt.requests },
+          "a continuity break healed: the re-fetch brought the bill(s) that fill it",
+        );
+      if (settled.open.length > 0)
+        logger.warn(
+          { windows: settled.open },
+          "continuity breaks still open after re-fetching: the exchange itself shows the gap; tried again after a backoff",
+        );
       ctx.metrics.breaksHealed(account, settled.healed.length);
     }
   }
@@ -74,15 +95,29 @@ async function verifyAndHeal(ctx: WorkerContext, rt: AccountRuntime, signal: Abo
 async function verifyAfterSync(
   ctx: WorkerContext,
   account: string,
-): Promise<{ result: { ok: boolean; failures?: number; fromMs?: number; quarantined?: number; error?: string }; continuity?: CoinContinuity[] }> {
+): Promise<{
+  result: { ok: boolean; failures?: number; fromMs?: number; quarantined?: number; error?: string };
+  continuity?: CoinContinuity[];
+}> {
   const logger = ctx.logger.child({ account, stream: "verify" });
   try {
-    const v = await verifyIncrementally(ctx.db, { account, coinNames: ctx.config.coinNames, lookbackMs: ctx.config.lookbackMs });
+    const v = await verifyIncrementally(ctx.db, {
+      account,
+      coinNames: ctx.config.coinNames,
+      lookbackMs: ctx.config.lookbackMs,
+    });
     ctx.metrics.verified(account, failuresByCheck(v.report));
     const failing = v.report.checks.filter(isFailing);
-    if (failing.length > 0) logger.warn({ failures: v.report.failures, checks: failing.map(describeCheck) }, "verify found problems in the stored books");
+    if (failing.length > 0)
+      logger.warn(
+        { failures: v.report.failures, checks: failing.map(describeCheck) },
+        "verify found problems in the stored books",
+      );
     else logger.debug({ fromMs: v.checkedFromMs, nextFromMs: v.nextFromMs }, "verify passed");
-    return { result: { ok: v.report.ok, failures: v.report.failures, fromMs: v.checkedFromMs, quarantined: v.quarantined }, continuity: v.continuity };
+    return {
+      result: { ok: v.report.ok, failures: v.report.failures, fromMs: v.checkedFromMs, quarantined: v.quarantined },
+      continuity: v.continuity,
+    };
   } catch (err) {
     logger.error({ err }, "verify could not run");
     return { result: { ok: false, error: err instanceof Error ? err.message : String(err) } };

@@ -9,15 +9,46 @@ import { crossCheck, describeDifferences } from "../../verify/cross-check.ts";
 import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
-export async function processCrossCheck(ctx: WorkerContext, job: Job<JobData["bills"]>): Promise<Record<string, unknown>> {
+export async function processCrossCheck(
+  ctx: WorkerContext,
+  job: Job<JobData["bills"]>,
+): Promise<Record<string, unknown>> {
   const rt = ctx.accounts.get(job.data.account);
   if (!rt) return { skipped: `account ${job.data.account} is no longer configured` };
   const range = await crossCheckRange(ctx.db, rt.account.name);
   if (range === null) return { skipped: "no bills stored yet" };
   const source = rt.account.billsSource === "v3" ? "v2" : "v3";
-  const r = await crossCheck({ db: ctx.db, client: rt.client, logger: ctx.logger, account: rt.account.name, source, ...range, exchangeLimits: ctx.config.exchange.limits, signal: ctx.forceStop });
+  const r = await crossCheck({
+    db: ctx.db,
+    client: rt.client,
+    logger: ctx.logger,
+    account: rt.account.name,
+    source,
+    ...range,
+    exchangeLimits: ctx.config.exchange.limits,
+    signal: ctx.forceStop,
+  });
   if (!r.ok) {
-    ctx.logger.error({ account: rt.account.name, source, fromMs: r.fromMs, toMs: r.toMs, missingInStore: r.missingInStore.slice(0, 20), missingOnExchange: r.missingOnExchange.slice(0, 20), different: r.different.slice(0, 20) }, `cross-check found differences: ${describeDifferences(r)}`);
+    ctx.logger.error(
+      {
+        account: rt.account.name,
+        source,
+        fromMs: r.fromMs,
+        toMs: r.toMs,
+        missingInStore: r.missingInStore.slice(0, 20),
+        missingOnExchange: r.missingOnExchange.slice(0, 20),
+        different: r.different.slice(0, 20),
+      },
+      `cross-check found differences: ${describeDifferences(r)}`,
+    );
   }
-  return { ok: r.ok, source, fromMs: r.fromMs, toMs: r.toMs, requests: r.requests, exchangeBills: r.exchangeBills, storedBills: r.storedBills };
+  return {
+    ok: r.ok,
+    source,
+    fromMs: r.fromMs,
+    toMs: r.toMs,
+    requests: r.requests,
+    exchangeBills: r.exchangeBills,
+    storedBills: r.storedBills,
+  };
 }

@@ -35,7 +35,10 @@ export async function processResweep(ctx: WorkerContext, job: Job<JobData["bills
     });
     ctx.metrics.billsWritten(rt.account.name, s.inserted);
     if (s.inserted > 0 || s.revised > 0) {
-      ctx.logger.warn({ account: rt.account.name, stream: RESWEEP_STREAM, inserted: s.inserted, revised: s.revised }, "the re-sweep found bills the incremental syncs had missed (filed later than SYNC_LOOKBACK_MS): stored now");
+      ctx.logger.warn(
+        { account: rt.account.name, stream: RESWEEP_STREAM, inserted: s.inserted, revised: s.revised },
+        "the re-sweep found bills the incremental syncs had missed (filed later than SYNC_LOOKBACK_MS): stored now",
+      );
     }
     return { fromMs, toMs: untilMs, requests: s.requests, inserted: s.inserted, revised: s.revised };
   } finally {

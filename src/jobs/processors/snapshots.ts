@@ -5,7 +5,10 @@ import { leaseAccount } from "../account-lease.ts";
 import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
 
-export async function processSnapshots(ctx: WorkerContext, job: Job<JobData["snapshots"]>): Promise<Record<string, unknown>> {
+export async function processSnapshots(
+  ctx: WorkerContext,
+  job: Job<JobData["snapshots"]>,
+): Promise<Record<string, unknown>> {
   const rt = ctx.accounts.get(job.data.account);
   if (!rt) return { skipped: `account ${job.data.account} is no longer configured` };
   if (rt.account.coinIds.length === 0) return { skipped: "account has no coin ids to snapshot" };
@@ -23,7 +26,11 @@ export async function processSnapshots(ctx: WorkerContext, job: Job<JobData["sna
       signal: lease.signal,
     });
     ctx.metrics.success(rt.account.name, "snapshots", new Date());
-    return { coins: s.coins.map((c) => ({ coinId: c.coinId, outcome: c.outcome })), quarantined: s.quarantined, prunedHistoryRows: s.prunedHistoryRows };
+    return {
+      coins: s.coins.map((c) => ({ coinId: c.coinId, outcome: c.outcome })),
+      quarantined: s.quarantined,
+      prunedHistoryRows: s.prunedHistoryRows,
+    };
   } finally {
     await lease.release();
   }

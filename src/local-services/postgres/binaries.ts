@@ -19,7 +19,10 @@ export function bundledBinaries(): PostgresBinaries {
   try {
     entry = createRequire(import.meta.url).resolve(name); // <package>/dist/index.js
   } catch {
-    throw new LocalServiceError(`no embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed)`, "run `npm ci`");
+    throw new LocalServiceError(
+      `no embedded PostgreSQL for ${platform()}-${arch()} (${name} is not installed)`,
+      "run `npm ci`",
+    );
   }
   const root = dirname(dirname(entry));
   const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };

@@ -27,31 +27,70 @@ export async function initCluster(p: Placement): Promise<void> {
   checkDataDir(p);
   if (existsSync(join(p.dataDir, "PG_VERSION"))) return;
   // An uninitialised directory is what an interrupted first run leaves: ours to empty.
-  if (existsSync(p.dataDir)) for (const entry of readdirSync(p.dataDir)) rmSync(join(p.dataDir, entry), { recursive: true, force: true });
+  if (existsSync(p.dataDir))
+    for (const entry of readdirSync(p.dataDir)) rmSync(join(p.dataDir, entry), { recursive: true, force: true });
   mkdirSync(p.dataDir, { recursive: true, mode: 0o700 });
   if (p.runAs) chownSync(p.dataDir, p.runAs.uid, p.runAs.gid);
   const pwfile = join(tmpdir(), `ledger-sync-pg-${randomBytes(6).toString("hex")}`);
   writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
   if (p.runAs) chownSync(pwfile, p.runAs.uid, p.runAs.gid);
   try {
-    const args = [`--pgdata=${p.dataDir}`, "--auth=password", "--username=postgres", `--pwfile=${pwfile}`, "--encoding=UTF8", "--locale=C"];
+    const args = [
+      `--pgdata=${p.dataDir}`,
+      "--auth=password",
+      "--username=postgres",
+      `--pwfile=${pwfile}`,
+      "--encoding=UTF8",
+      "--locale=C",
+    ];
     const { code, output } = await runToEnd(binPath(p.nativeDir, "initdb"), args, p);
-    if (code !== 0) throw new LocalServiceError(`initdb failed for ${describe(p)} (${serverMessage(output) ?? `exit ${code}`})`, advice(output, p));
+    if (code !== 0)
+      throw new LocalServiceError(
+        `initdb failed for ${describe(p)} (${serverMessage(output) ?? `exit ${code}`})`,
+        advice(output, p),
+      );
   } finally {
     rmSync(pwfile, { force: true });
   }
 }
 
 /** Starts the server on 127.0.0.1:port (TCP only) and resolves once it accepts connections. */
-export async function startCluster(p: Placement, port: number, settings: Record<string, string> = {}): Promise<RunningCluster> {
+export async function startCluster(
+  p: Placement,
+  port: number,
+  settings: Record<string, string> = {},
+): Promise<RunningCluster> {
   checkDataDir(p);
   await checkPortFree(port);
-  const args = ["-D", p.dataDir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="];
+  const args = [
+    "-D",
+    p.dataDir,
+    "-p",
+    String(port),
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "unix_socket_directories=",
+  ];
   for (const [k, v] of Object.entries(settings)) args.push("-c", `${k}=${v}`);
-  const { child, disown } = spawnOwned(binPath(p.nativeDir, "postgres"), args, { ...asUser(p), env: ENV, stdio: ["ignore", "ignore", "pipe"], deathSignal: "SIGINT" });
+  const { child, disown } = spawnOwned(binPath(p.nativeDir, "postgres"), args, {
+    ...asUser(p),
+    env: ENV,
+    stdio: ["ignore", "ignore", "pipe"],
+    deathSignal: "SIGINT",
+  });
   const lines: string[] = [];
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new LocalServiceError(`PostgreSQL on port ${port} did not become ready within ${START_TIMEOUT_MS / 1000} s`, "see whether the machine is overloaded, or remove the data directory to start over")), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new LocalServiceError(
+            `PostgreSQL on port ${port} did not become ready within ${START_TIMEOUT_MS / 1000} s`,
+            "see whether the machine is overloaded, or remove the data directory to start over",
+          ),
+        ),
+      START_TIMEOUT_MS,
+    );
     child.stderr!.on("data", (chunk: Buffer) => {
       // Read to the end of the server's life: an undrained pipe would block its logging.
       for (const line of chunk.toString("utf8").split("\n")) {
@@ -65,12 +104,22 @@ export async function startCluster(p: Placement, port: number, settings: Record<
     });
     child.once("error", (err) => {
       clearTimeout(timer);
-      reject(new LocalServiceError(`could not run ${binPath(p.nativeDir, "postgres")} (${err.message})`, "reinstall with `npm ci`"));
+      reject(
+        new LocalServiceError(
+          `could not run ${binPath(p.nativeDir, "postgres")} (${err.message})`,
+          "reinstall with `npm ci`",
+        ),
+      );
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       const output = lines.join("\n");
-      reject(new LocalServiceError(`PostgreSQL did not start on port ${port} from ${describe(p)} (${serverMessage(output) ?? `exit ${code ?? signal}`})`, advice(output, p, port)));
+      reject(
+        new LocalServiceError(
+          `PostgreSQL did not start on port ${port} from ${describe(p)} (${serverMessage(output) ?? `exit ${code ?? signal}`})`,
+          advice(output, p, port),
+        ),
+      );
     });
   });
   try {
@@ -95,7 +144,9 @@ function runToEnd(file: string, args: string[], p: Placement): Promise<{ code: n
     let output = "";
     child.stdout.on("data", (c: Buffer) => (output += c.toString("utf8")));
     child.stderr.on("data", (c: Buffer) => (output += c.toString("utf8")));
-    child.once("error", (err) => reject(new LocalServiceError(`could not run ${file} (${err.message})`, "reinstall with `npm ci`")));
+    child.once("error", (err) =>
+      reject(new LocalServiceError(`could not run ${file} (${err.message})`, "reinstall with `npm ci`")),
+    );
     child.once("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), output }));
   });
 }
@@ -113,7 +164,10 @@ function checkDataDir(p: Placement): void {
   }
   if (!canUse(p.runAs, p.dataDir)) {
     const who = p.runAs ? `the "${p.runAs.name}" user that runs PostgreSQL` : "you";
-    throw new LocalServiceError(`the data directory ${describe(p)} is not readable and writable by ${who}`, `fix its permissions (chmod 700 ${p.named}) or remove it to start over`);
+    throw new LocalServiceError(
+      `the data directory ${describe(p)} is not readable and writable by ${who}`,
+      `fix its permissions (chmod 700 ${p.named}) or remove it to start over`,
+    );
   }
 }
 
@@ -122,7 +176,12 @@ function checkPortFree(port: number): Promise<void> {
     const probe = createServer();
     probe.once("error", (err: NodeJS.ErrnoException) => {
       const what = err.code === "EADDRINUSE" ? "is in use" : `cannot be listened on (${err.code ?? err.message})`;
-      reject(new LocalServiceError(`port ${port} on 127.0.0.1 ${what}`, "stop what listens there (another ledger-sync demo or test run?)"));
+      reject(
+        new LocalServiceError(
+          `port ${port} on 127.0.0.1 ${what}`,
+          "stop what listens there (another ledger-sync demo or test run?)",
+        ),
+      );
     });
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
   });
@@ -132,18 +191,29 @@ function checkPortFree(port: number): Promise<void> {
 export function serverMessage(output: string): string | undefined {
   const lines = output.split("\n");
   const i = lines.findIndex((l) => /\b(FATAL|PANIC|ERROR):|^initdb: error:/.test(l));
-  if (i < 0) return lines.filter((l) => l.trim()).at(-1)?.trim();
-  const strip = (l: string) => l.replace(/^.*?\b(FATAL|PANIC|ERROR|HINT|DETAIL):\s*/, "").replace(/^initdb: (error|hint): /, "").trim();
+  if (i < 0)
+    return lines
+      .filter((l) => l.trim())
+      .at(-1)
+      ?.trim();
+  const strip = (l: string) =>
+    l
+      .replace(/^.*?\b(FATAL|PANIC|ERROR|HINT|DETAIL):\s*/, "")
+      .replace(/^initdb: (error|hint): /, "")
+      .trim();
   const hint = lines.slice(i + 1).find((l) => /\bHINT:|^initdb: hint:/.test(l));
   return hint ? `${strip(lines[i]!)}; ${strip(hint)}` : strip(lines[i]!);
 }
 
 function advice(output: string, p: Placement, port?: number): string {
-  if (/No space left on device|could not extend file/i.test(output)) return `free disk space on the file system of ${p.relocatedTo ?? p.named}, then run again`;
-  if (/Address already in use|could not bind/i.test(output)) return `stop what listens on port ${port} (another ledger-sync demo or test run?)`;
+  if (/No space left on device|could not extend file/i.test(output))
+    return `free disk space on the file system of ${p.relocatedTo ?? p.named}, then run again`;
+  if (/Address already in use|could not bind/i.test(output))
+    return `stop what listens on port ${port} (another ledger-sync demo or test run?)`;
   const pid = /another postmaster \(PID (\d+)\)/.exec(output)?.[1];
   if (pid) return `another PostgreSQL (pid ${pid}) uses this data directory: stop it (kill ${pid}) and run again`;
-  if (/Permission denied|wrong ownership|invalid permissions/i.test(output)) return `fix the permissions of ${p.named} (mode 700, owned by ${p.runAs?.name ?? "you"}), or remove it to start over`;
+  if (/Permission denied|wrong ownership|invalid permissions/i.test(output))
+    return `fix the permissions of ${p.named} (mode 700, owned by ${p.runAs?.name ?? "you"}), or remove it to start over`;
   return `remove ${p.named} to start over if it is damaged`;
 }
 

@@ -22,7 +22,11 @@ export interface LocalPostgresOptions {
   instead: string;
 }
 
-export async function startLocalPostgres(dataDir: string, port: number, o: LocalPostgresOptions): Promise<LocalPostgres> {
+export async function startLocalPostgres(
+  dataDir: string,
+  port: number,
+  o: LocalPostgresOptions,
+): Promise<LocalPostgres> {
   let placement: Placement;
   let cluster: RunningCluster;
   try {
@@ -34,7 +38,9 @@ export async function startLocalPostgres(dataDir: string, port: number, o: Local
   }
   return {
     url: `postgresql://postgres:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    where: placement.relocatedTo ? `${dataDir} (a link to ${placement.relocatedTo}, which the postgres user can reach)` : dataDir,
+    where: placement.relocatedTo
+      ? `${dataDir} (a link to ${placement.relocatedTo}, which the postgres user can reach)`
+      : dataDir,
     stop: () => cluster.stop(),
   };
 }

@@ -8,7 +8,22 @@
 // directory lives in /var/lib/ledger-sync/clusters/, with `.data/<name>` a symbolic link to it
 // (each moves only if that user cannot reach it). The clone's permissions are never changed.
 import { createHash } from "node:crypto";
-import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { binPath, type PostgresBinaries } from "./binaries.ts";
 import { LocalServiceError } from "../errors.ts";
@@ -35,7 +50,9 @@ export function placeCluster(named: string, binaries: PostgresBinaries, stateRoo
 
   // The binaries and the data are placed each on its own: only what the server user cannot reach moves.
   const runAs = ensureServerUser();
-  const nativeDir = canReach(runAs, binPath(binaries.nativeDir, "postgres")) ? binaries.nativeDir : sharedBinaries(binaries, stateRoot);
+  const nativeDir = canReach(runAs, binPath(binaries.nativeDir, "postgres"))
+    ? binaries.nativeDir
+    : sharedBinaries(binaries, stateRoot);
   const pointer = lstatOrUndefined(asked);
   if (pointer?.isSymbolicLink()) return relocated(named, asked, readlinkSync(asked), runAs, nativeDir, stateRoot);
   mkdirSync(dirname(asked), { recursive: true });
@@ -44,7 +61,10 @@ export function placeCluster(named: string, binaries: PostgresBinaries, stateRoo
     // A directory the server user cannot reach: an initialised cluster there was made elsewhere
     // (moved in); an uninitialised one is what a failed earlier attempt left, and goes.
     if (existsSync(join(asked, "PG_VERSION"))) {
-      throw new LocalServiceError(`the data directory ${named} cannot be reached by the "${runAs.name}" user that runs PostgreSQL (a parent directory is private)`, `move the project to a directory that user can read, or remove ${named} to start over`);
+      throw new LocalServiceError(
+        `the data directory ${named} cannot be reached by the "${runAs.name}" user that runs PostgreSQL (a parent directory is private)`,
+        `move the project to a directory that user can read, or remove ${named} to start over`,
+      );
     }
     rmSync(asked, { recursive: true, force: true });
   }
@@ -56,7 +76,14 @@ export function placeCluster(named: string, binaries: PostgresBinaries, stateRoo
   return relocated(named, asked, target, runAs, nativeDir, stateRoot);
 }
 
-function relocated(named: string, asked: string, target: string, runAs: ServerUser, nativeDir: string, stateRoot: string): Placement {
+function relocated(
+  named: string,
+  asked: string,
+  target: string,
+  runAs: ServerUser,
+  nativeDir: string,
+  stateRoot: string,
+): Placement {
   mkdirSync(target, { recursive: true, mode: 0o700 });
   worldReadableDir(stateRoot);
   worldReadableDir(dirname(target));
@@ -78,7 +105,10 @@ function sharedBinaries(binaries: PostgresBinaries, stateRoot: string): string {
     renameSync(next, dir);
   } catch (err) {
     rmSync(next, { recursive: true, force: true });
-    throw new LocalServiceError(`could not copy the PostgreSQL binaries to ${dir} (${(err as Error).message})`, "free disk space there");
+    throw new LocalServiceError(
+      `could not copy the PostgreSQL binaries to ${dir} (${(err as Error).message})`,
+      "free disk space there",
+    );
   }
   return dir;
 }

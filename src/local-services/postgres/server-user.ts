@@ -17,9 +17,26 @@ export function ensureServerUser(): ServerUser {
   if (found) return found;
   try {
     execFileSync("groupadd", ["--system", NAME], { ...OWN_GROUP, stdio: "ignore" });
-    execFileSync("useradd", ["--system", "--gid", NAME, "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", NAME], { ...OWN_GROUP, stdio: "ignore" });
+    execFileSync(
+      "useradd",
+      [
+        "--system",
+        "--gid",
+        NAME,
+        "--no-create-home",
+        "--home-dir",
+        "/nonexistent",
+        "--shell",
+        "/usr/sbin/nologin",
+        NAME,
+      ],
+      { ...OWN_GROUP, stdio: "ignore" },
+    );
   } catch (err) {
-    throw new LocalServiceError(`PostgreSQL cannot run as root and there is no "${NAME}" user to run it (creating one failed: ${(err as Error).message})`, `create one (useradd --system ${NAME})`);
+    throw new LocalServiceError(
+      `PostgreSQL cannot run as root and there is no "${NAME}" user to run it (creating one failed: ${(err as Error).message})`,
+      `create one (useradd --system ${NAME})`,
+    );
   }
   const created = lookUp(NAME);
   if (!created) throw new LocalServiceError(`the "${NAME}" user was created but cannot be found`, "check /etc/passwd");
@@ -61,6 +78,10 @@ function test(user: ServerUser | undefined, args: string[]): boolean {
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync("test", args, { ...OWN_GROUP, ...asUser, stdio: "ignore" });
     if (r.status !== null) return r.status === 0;
-    if (attempt === 3) throw new LocalServiceError(`could not run test(1) ${args.join(" ")} (${r.error?.message ?? r.signal})`, "run again");
+    if (attempt === 3)
+      throw new LocalServiceError(
+        `could not run test(1) ${args.join(" ")} (${r.error?.message ?? r.signal})`,
+        "run again",
+      );
   }
 }

@@ -73,7 +73,11 @@ export interface ScriptFailure {
   error: unknown;
 }
 
-function patchAdapter(adapter: SqlDriverAdapter, pool: pg.Pool, onScriptFailure: (failure: ScriptFailure) => void): SqlDriverAdapter {
+function patchAdapter(
+  adapter: SqlDriverAdapter,
+  pool: pg.Pool,
+  onScriptFailure: (failure: ScriptFailure) => void,
+): SqlDriverAdapter {
   readCharColumns(adapter);
   const startTransaction = adapter.startTransaction.bind(adapter);
   adapter.startTransaction = async (isolationLevel): Promise<Transaction> => {

@@ -28,7 +28,13 @@ export async function diffMigrationsToSchema(
     migrationsList.migrationDirectories.length > 0 ? { tag: "migrations", ...migrationsList } : { tag: "empty" };
   const result = await withMigrationEngine(databaseUrl, [[path, content]], ({ engine, adapter }) =>
     engine
-      .diff({ from, to: { tag: "schemaDatamodel", files: [{ path, content }] }, script: true, exitCode: null, filters: NO_FILTERS })
+      .diff({
+        from,
+        to: { tag: "schemaDatamodel", files: [{ path, content }] },
+        script: true,
+        exitCode: null,
+        filters: NO_FILTERS,
+      })
       .catch((error: unknown) => {
         throw migrationFailure(error, migrationsList, adapter.lastScriptFailure, "on the shadow database");
       }),

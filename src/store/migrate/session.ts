@@ -30,9 +30,11 @@ export async function withMigrationEngine<T>(
     const handle = await openSchemaEngine(adapter.factory, datamodels);
     try {
       const session = adapter;
-      return await handle.run((engine) => run({ engine, adapter: session })).catch((error: unknown) => {
-        throw engineError(error);
-      });
+      return await handle
+        .run((engine) => run({ engine, adapter: session }))
+        .catch((error: unknown) => {
+          throw engineError(error);
+        });
     } finally {
       handle.free();
     }

@@ -18,11 +18,11 @@ export async function migrationStatus(databaseUrl: string, options: MigrateOptio
   const migrationsList = await readMigrationsList(migrationsDir);
   const diagnosis = await withMigrationEngine(databaseUrl, undefined, ({ engine }) =>
     // No shadow database: like `prisma migrate status`, this only compares histories.
-    engine.diagnoseMigrationHistory({ migrationsList, optInToShadowDatabase: false, filters: NO_FILTERS }).catch(
-      (error: unknown) => {
+    engine
+      .diagnoseMigrationHistory({ migrationsList, optInToShadowDatabase: false, filters: NO_FILTERS })
+      .catch((error: unknown) => {
         throw new Error(cleanEngineMessage(error), { cause: error });
-      },
-    ),
+      }),
   );
   const history = diagnosis.history;
   const pending = history && "unappliedMigrationNames" in history ? history.unappliedMigrationNames : [];

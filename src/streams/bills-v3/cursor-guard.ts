@@ -24,21 +24,31 @@ export class CursorGuard {
   private direction: 1 | -1 | undefined;
   private pages = 0;
 
-  constructor(private readonly range: { fromMs: number; toMs: number }, start?: IncomeCursor) {
+  constructor(
+    private readonly range: { fromMs: number; toMs: number },
+    start?: IncomeCursor,
+  ) {
     if (start) this.step(start);
   }
 
   /** Checks a page before anything of it is written. */
   check(page: IncomePage): void {
-    if (++this.pages > MAX_PAGES_PER_RANGE) throw new CursorError(this.range, `more than ${MAX_PAGES_PER_RANGE} pages in one range`);
+    if (++this.pages > MAX_PAGES_PER_RANGE)
+      throw new CursorError(this.range, `more than ${MAX_PAGES_PER_RANGE} pages in one range`);
     for (const b of page.bills) {
       if (b.cTimeMs < this.range.fromMs || b.cTimeMs > this.range.toMs) {
-        throw new CursorError(this.range, `bill ${b.billId} of ${new Date(b.cTimeMs).toISOString()} lies outside the range asked`);
+        throw new CursorError(
+          this.range,
+          `bill ${b.billId} of ${new Date(b.cTimeMs).toISOString()} lies outside the range asked`,
+        );
       }
     }
     for (const r of page.rejected) {
       if (r.cTimeMs !== undefined && (r.cTimeMs < this.range.fromMs || r.cTimeMs > this.range.toMs)) {
-        throw new CursorError(this.range, `an item of ${new Date(r.cTimeMs).toISOString()} lies outside the range asked`);
+        throw new CursorError(
+          this.range,
+          `an item of ${new Date(r.cTimeMs).toISOString()} lies outside the range asked`,
+        );
       }
     }
     if (page.hasNextPage && page.nextKey) this.step(page.nextKey);

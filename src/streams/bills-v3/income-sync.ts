@@ -8,7 +8,13 @@
 // last page. A crash resumes from the last committed page, not from the range's start.
 import type { Logger } from "pino";
 import { ExchangeTimeRangeRefusal } from "../../exchange/errors.ts";
-import { INCOME_MAX_LIMIT, INCOME_MAX_SPAN_MS, type IncomeCursor, type IncomePage, type IncomeQuery } from "../../exchange/income-endpoint.ts";
+import {
+  INCOME_MAX_LIMIT,
+  INCOME_MAX_SPAN_MS,
+  type IncomeCursor,
+  type IncomePage,
+  type IncomeQuery,
+} from "../../exchange/income-endpoint.ts";
 import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
 import type { BillsWindowResult } from "../../store/bills-window.ts";
 import type { RangeLimits } from "../bills/range-limits.ts";
@@ -55,8 +61,22 @@ export interface IncomeSyncSummary {
 }
 
 /** Syncs [fromMs, toMs], first finishing `resume`'s range when one was under way. */
-export async function syncIncome(range: { fromMs: number; toMs: number; resume?: IncomeResume | null }, deps: IncomeSyncDeps): Promise<IncomeSyncSummary> {
-  const s: IncomeSyncSummary = { ranges: 0, requests: 0, billsFetched: 0, inserted: 0, revised: 0, quarantined: 0, unknownBusinessTypes: [], historyFromMs: null, fetchSeconds: 0, writeSeconds: 0 };
+export async function syncIncome(
+  range: { fromMs: number; toMs: number; resume?: IncomeResume | null },
+  deps: IncomeSyncDeps,
+): Promise<IncomeSyncSummary> {
+  const s: IncomeSyncSummary = {
+    ranges: 0,
+    requests: 0,
+    billsFetched: 0,
+    inserted: 0,
+    revised: 0,
+    quarantined: 0,
+    unknownBusinessTypes: [],
+    historyFromMs: null,
+    fetchSeconds: 0,
+    writeSeconds: 0,
+  };
   const unknown = new Set<string>();
   let start = range.fromMs;
   let resume = range.resume ?? null;
@@ -68,7 +88,13 @@ export async function syncIncome(range: { fromMs: number; toMs: number; resume?:
     const clipped = deps.limits.clip({ startTime: from, endTime: to, limit: INCOME_MAX_LIMIT }, Date.now());
     if (clipped === "beyond") {
       s.historyFromMs = deps.limits.retrievableFromMs(Date.now()) ?? null;
-      await commitPage(deps, s, { bills: [], rejected: [], rangeDoneMs: to, resume: null, context: { fromMs: from, toMs: to, beyondHorizon: true } });
+      await commitPage(deps, s, {
+        bills: [],
+        rejected: [],
+        rangeDoneMs: to,
+        resume: null,
+        context: { fromMs: from, toMs: to, beyondHorizon: true },
+      });
       start = to + 1;
       resume = null;
       continue;
@@ -108,7 +134,12 @@ async function pageRange(
   let nextKey = startKey;
   for (;;) {
     deps.signal?.throwIfAborted();
-    const q: IncomeQuery = { startTime: r.fromMs, endTime: r.toMs, limit: INCOME_MAX_LIMIT, ...(nextKey ? { nextKey } : {}) };
+    const q: IncomeQuery = {
+      startTime: r.fromMs,
+      endTime: r.toMs,
+      limit: INCOME_MAX_LIMIT,
+      ...(nextKey ? { nextKey } : {}),
+    };
     let page: IncomePage;
     const started = performance.now();
     try {
@@ -120,7 +151,10 @@ async function pageRange(
         s.requests++;
         return deps.fetchPage({ startTime: probe.startTime, endTime: probe.endTime, limit: probe.limit }, deps.signal);
       });
-      deps.logger.warn({ fromMs: r.fromMs, toMs: r.toMs, learnt, maxSpanMs: deps.limits.maxSpanMs, historyMs: deps.limits.historyMs }, "the exchange refused the range: asking again within what it accepts");
+      deps.logger.warn(
+        { fromMs: r.fromMs, toMs: r.toMs, learnt, maxSpanMs: deps.limits.maxSpanMs, historyMs: deps.limits.historyMs },
+        "the exchange refused the range: asking again within what it accepts",
+      );
       return "refused";
     } finally {
       s.fetchSeconds += (performance.now() - started) / 1000;
@@ -130,7 +164,13 @@ async function pageRange(
     for (const t of page.unknownBusinessTypes) unknown.add(t);
     const last = !page.hasNextPage;
     const resume = last ? null : { fromMs: r.fromMs, toMs: r.toMs, nextKey: page.nextKey! };
-    await commitPage(deps, s, { bills: page.bills, rejected: page.rejected, rangeDoneMs: last ? r.toMs : null, resume, context: { fromMs: r.fromMs, toMs: r.toMs, source: "v3" } });
+    await commitPage(deps, s, {
+      bills: page.bills,
+      rejected: page.rejected,
+      rangeDoneMs: last ? r.toMs : null,
+      resume,
+      context: { fromMs: r.fromMs, toMs: r.toMs, source: "v3" },
+    });
     if (last) return "done";
     nextKey = page.nextKey!;
   }

@@ -20,16 +20,36 @@ const resumeSchema = z.object({
 });
 
 /** Same contract as syncAccountBills (v2): `start` is where the run begins, `toMs` where it ends. */
-export async function syncAccountIncome(o: BillsAccountSync, plan: { fromMs: number; toMs: number; cursorStream: string | null; runStream: string }): Promise<BillsSyncSummary> {
+export async function syncAccountIncome(
+  o: BillsAccountSync,
+  plan: { fromMs: number; toMs: number; cursorStream: string | null; runStream: string },
+): Promise<BillsSyncSummary> {
   const { fromMs, toMs, cursorStream, runStream } = plan;
   const stored = cursorStream === null ? null : await readResume(o.db, o.accountName, cursorStream);
   const parsed = stored === null ? null : resumeSchema.safeParse(stored);
-  if (parsed && !parsed.success) throw new Error(`sync_state.resume of ${o.accountName}/${cursorStream} is not a v3 cursor: ${JSON.stringify(stored)}`);
+  if (parsed && !parsed.success)
+    throw new Error(
+      `sync_state.resume of ${o.accountName}/${cursorStream} is not a v3 cursor: ${JSON.stringify(stored)}`,
+    );
   const resume: IncomeResume | null = parsed?.data ?? null;
   const logger = o.logger.child({ account: o.accountName, stream: runStream, source: "v3" });
-  const profile = new ExchangeProfile(100, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
+  const profile = new ExchangeProfile(
+    100,
+    (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS,
+    o.exchangeLimits,
+  );
   const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
-  logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null, resume }, "bills sync starting");
+  logger.info(
+    {
+      fromMs,
+      toMs,
+      from: new Date(fromMs).toISOString(),
+      to: new Date(toMs).toISOString(),
+      cursorMs: cursor ?? null,
+      resume,
+    },
+    "bills sync starting",
+  );
   const summary = await recordRun(
     o.db,
     { accountName: o.accountName, stream: runStream, windowFromMs: fromMs, windowToMs: toMs },
@@ -85,7 +105,13 @@ export async function syncAccountIncome(o: BillsAccountSync, plan: { fromMs: num
       recordsNew: s.inserted,
       recordsChanged: s.revised,
       quarantined: s.quarantined,
-      detail: { source: "v3", ranges: s.windows, unknownBusinessTypes: s.unknownBusinessTypes, historyFromMs: s.historyFromMs, exchange: s.exchange },
+      detail: {
+        source: "v3",
+        ranges: s.windows,
+        unknownBusinessTypes: s.unknownBusinessTypes,
+        historyFromMs: s.historyFromMs,
+        exchange: s.exchange,
+      },
     }),
     () => o.signal?.aborted === true,
   ).finally(() => saveExchangeFacts(o.db, o.accountName, profile.facts()));

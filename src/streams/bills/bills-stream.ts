@@ -9,7 +9,7 @@ import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-wind
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { ExchangeProfile } from "./exchange-profile.ts";
 import { fetchWindow } from "./fetch-window.ts";
-import { measureExactBounds, } from "./exact-bounds.ts";
+import { measureExactBounds } from "./exact-bounds.ts";
 import { probePageSize, RecentBills, decidePageSize, type CapProof } from "./page-size-probe.ts";
 import { WindowNotConvergingError } from "./errors.ts";
 import { ProfiledFetch } from "./profiled-fetch.ts";
@@ -147,18 +147,29 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
     writeSeconds: 0,
   };
   const concurrency = range.concurrency ?? DEFAULT_BILLS_CONCURRENCY;
-  if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw new Error(`bills stream: concurrency must be a positive integer, got ${concurrency}`);
   // Stops the other requests in flight when the run fails (and follows the caller's signal).
   const stop = new AbortController();
   const signal = deps.signal ? AbortSignal.any([deps.signal, stop.signal]) : stop.signal;
   const profile = deps.profile ?? new ExchangeProfile(range.limit, NO_FACTS);
   profile.events.onHasNextPageLie = ({ itemCount, largestBefore }) => {
-    deps.logger.warn({ itemCount, largestBefore }, "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone");
+    deps.logger.warn(
+      { itemCount, largestBefore },
+      "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone",
+    );
   };
   profile.events.onFilterOffset = (offsetMs, billId) => {
-    deps.logger.warn({ offsetMs, billId }, "the exchange returned a bill whose time lies outside the range asked: it filters on another time; such bills are kept, and bound inclusivity is no longer relied on");
+    deps.logger.warn(
+      { offsetMs, billId },
+      "the exchange returned a bill whose time lies outside the range asked: it filters on another time; such bills are kept, and bound inclusivity is no longer relied on",
+    );
   };
-  const sizer = new WindowSizer({ limit: range.limit, initialMs: range.initialWindowMs ?? HOUR, maxMs: Math.min(range.maxWindowMs ?? 7 * 24 * HOUR, profile.limits.maxWindowMs()) });
+  const sizer = new WindowSizer({
+    limit: range.limit,
+    initialMs: range.initialWindowMs ?? HOUR,
+    maxMs: Math.min(range.maxWindowMs ?? 7 * 24 * HOUR, profile.limits.maxWindowMs()),
+  });
 
   const queries = new ProfiledFetch({
     profile,
@@ -170,29 +181,38 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   });
   const fetchPage = queries.fetchPage;
 
-  const writer = new WriteBehind(async (windows) => {
-    const first = windows[0]!;
-    const last = windows.at(-1)!;
-    const started = performance.now();
-    const r = await deps.commitWindows({
-      cursorMs: last.toMs,
-      // A bill near a window's edge can be in two windows of a batch (padded queries, or an
-      // exchange filtering on another time): the write keeps the later one (bills-window.ts).
-      bills: windows.flatMap((w) => w.bills),
-      // One bad item can be in several windows of a batch (an undated one is kept wherever it is
-      // listed): one statement cannot upsert its quarantine row twice.
-      rejected: [...new Map(windows.flatMap((w) => w.rejected).map((r) => [r.rawText, r])).values()],
-      context: { fromMs: first.fromMs, toMs: last.toMs },
-    });
-    summary.writeSeconds += (performance.now() - started) / 1000;
-    summary.inserted += r.inserted;
-    summary.revised += r.revised;
-    summary.quarantined += r.quarantined;
-    if (r.insertedLatenessMs.length > 0) deps.onInserted?.(r.insertedLatenessMs);
-    const window = { from: first.fromMs, to: last.toMs, windows: windows.length };
-    if (r.revised > 0) deps.logger.warn({ window, revised: r.revised }, "exchange changed known bills; previous versions kept in bill_revisions");
-    deps.logger.debug({ window, inserted: r.inserted }, "windows committed");
-  }, MAX_QUEUED_BILLS, MIN_BATCH_BILLS, MAX_BATCH_DELAY_MS);
+  const writer = new WriteBehind(
+    async (windows) => {
+      const first = windows[0]!;
+      const last = windows.at(-1)!;
+      const started = performance.now();
+      const r = await deps.commitWindows({
+        cursorMs: last.toMs,
+        // A bill near a window's edge can be in two windows of a batch (padded queries, or an
+        // exchange filtering on another time): the write keeps the later one (bills-window.ts).
+        bills: windows.flatMap((w) => w.bills),
+        // One bad item can be in several windows of a batch (an undated one is kept wherever it is
+        // listed): one statement cannot upsert its quarantine row twice.
+        rejected: [...new Map(windows.flatMap((w) => w.rejected).map((r) => [r.rawText, r])).values()],
+        context: { fromMs: first.fromMs, toMs: last.toMs },
+      });
+      summary.writeSeconds += (performance.now() - started) / 1000;
+      summary.inserted += r.inserted;
+      summary.revised += r.revised;
+      summary.quarantined += r.quarantined;
+      if (r.insertedLatenessMs.length > 0) deps.onInserted?.(r.insertedLatenessMs);
+      const window = { from: first.fromMs, to: last.toMs, windows: windows.length };
+      if (r.revised > 0)
+        deps.logger.warn(
+          { window, revised: r.revised },
+          "exchange changed known bills; previous versions kept in bill_revisions",
+        );
+      deps.logger.debug({ window, inserted: r.inserted }, "windows committed");
+    },
+    MAX_QUEUED_BILLS,
+    MIN_BATCH_BILLS,
+    MAX_BATCH_DELAY_MS,
+  );
   let bounds: Promise<void> | undefined;
   const splitContext: SplitContext = {
     fetchPage,
@@ -202,7 +222,10 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       // Measured once (per account: it is kept), on the first full millisecond.
       if (profile.bounds === undefined && profile.filterOffsetMs === 0) {
         bounds ??= measureExactBounds(fetchPage, samples, profile).then((b) => {
-          deps.logger.info({ bounds: b ?? "unknown: using padded queries" }, "measured the exchange's time-bound inclusivity");
+          deps.logger.info(
+            { bounds: b ?? "unknown: using padded queries" },
+            "measured the exchange's time-bound inclusivity",
+          );
           profile.bounds = b;
         });
         await bounds;
@@ -235,7 +258,12 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   let narrowings = 0;
   const narrowed = (from: number, to: number, why: string) => {
     if (++narrowings > MAX_NARROWINGS) {
-      throw new WindowNotConvergingError(from, to, narrowings - 1, `${why}; page size ${profile.trust.pageSize}, window width ${sizer.widthMs} ms, max window ${profile.limits.maxWindowMs()} ms`);
+      throw new WindowNotConvergingError(
+        from,
+        to,
+        narrowings - 1,
+        `${why}; page size ${profile.trust.pageSize}, window width ${sizer.widthMs} ms, max window ${profile.limits.maxWindowMs()} ms`,
+      );
     }
   };
   const recent = new RecentBills(range.limit);
@@ -271,13 +299,23 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       if (to > from) {
         narrowed(from, to, `a full page of ${fetched.firstPage.itemCount}`);
         const inRange = fetched.firstPage.bills.filter((b) => b.cTimeMs >= from && b.cTimeMs <= to);
-        sizer.shrink(from, to - from + 1, inRange.map((b) => b.cTimeMs));
+        sizer.shrink(
+          from,
+          to - from + 1,
+          inRange.map((b) => b.cTimeMs),
+        );
         pipeline.retryHead();
         pipeline.recut(sizer.widthMs);
         continue;
       }
       if (!profile.trust.pageSizeSettled) {
-        await decidePageSize(profile, (q) => fetchPage(q), from, recent, fetched.firstPage.bills.map((b) => b.billId));
+        await decidePageSize(
+          profile,
+          (q) => fetchPage(q),
+          from,
+          recent,
+          fetched.firstPage.bills.map((b) => b.billId),
+        );
         if (!profile.isFull(fetched.firstPage)) {
           await commit(from, to, fetched.items);
           continue;
@@ -286,7 +324,10 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
       const outcome = await fetchFullMillisecond(splitContext, fetched.items, fetched.firstPage);
       if (outcome !== "not-needed") {
         summary.splitMilliseconds++;
-        deps.logger.info({ ms: from, at: new Date(from).toISOString() }, "more bills in one millisecond than a page holds: split by filters");
+        deps.logger.info(
+          { ms: from, at: new Date(from).toISOString() },
+          "more bills in one millisecond than a page holds: split by filters",
+        );
       }
       if (outcome === "unverified") {
         summary.unverifiedMilliseconds.push(from);

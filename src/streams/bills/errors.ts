@@ -5,7 +5,9 @@ export class UnsplittableMillisecondError extends Error {
     readonly ms: number,
     readonly detail: string,
   ) {
-    super(`cannot fetch every bill at ${new Date(ms).toISOString()} (${ms} ms): ${detail}; refusing to continue rather than skip bills`);
+    super(
+      `cannot fetch every bill at ${new Date(ms).toISOString()} (${ms} ms): ${detail}; refusing to continue rather than skip bills`,
+    );
   }
 }
 

@@ -22,7 +22,13 @@ export const PADDED: ExactBounds = { start: -1, end: 1 };
 
 type Filters = Pick<BillsQuery, "coin" | "symbol" | "businessType">;
 
-export function rangeQuery(fromMs: number, toMs: number, bounds: ExactBounds, limit: number, filters: Filters = {}): BillsQuery {
+export function rangeQuery(
+  fromMs: number,
+  toMs: number,
+  bounds: ExactBounds,
+  limit: number,
+  filters: Filters = {},
+): BillsQuery {
   return { startTime: fromMs + bounds.start, endTime: toMs + bounds.end, limit, ...filters };
 }
 
@@ -40,9 +46,17 @@ const HYPOTHESES: ExactBounds[] = [
  * is small). Returns undefined when no sample gives a clear answer; callers then fall back to the
  * padded query, which is never incomplete, only less precise.
  */
-export async function measureExactBounds(fetchPage: FetchPage, samples: Bill[], profile: ExchangeProfile): Promise<ExactBounds | undefined> {
+export async function measureExactBounds(
+  fetchPage: FetchPage,
+  samples: Bill[],
+  profile: ExchangeProfile,
+): Promise<ExactBounds | undefined> {
   for (const sample of samples.slice(0, 3)) {
-    const filters = { businessType: sample.businessType, coin: sample.coin, ...(sample.symbol ? { symbol: sample.symbol } : {}) };
+    const filters = {
+      businessType: sample.businessType,
+      coin: sample.coin,
+      ...(sample.symbol ? { symbol: sample.symbol } : {}),
+    };
     let inconclusive = false;
     for (const h of HYPOTHESES) {
       const page = await fetchPage(rangeQuery(sample.cTimeMs, sample.cTimeMs, h, profile.limit, filters));

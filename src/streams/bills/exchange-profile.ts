@@ -45,9 +45,13 @@ export class ExchangeProfile {
   ) {
     this.trust = new PageTrust(limit, known, (e) => this.events.onHasNextPageLie?.(e));
     const setHistory = setting.historyDays === undefined ? null : daysToMs(setting.historyDays);
-    this.limits = new RangeLimits(smaller(known.maxSpanMs, setting.maxSpanMs ?? null), smaller(known.historyMs, setHistory));
+    this.limits = new RangeLimits(
+      smaller(known.maxSpanMs, setting.maxSpanMs ?? null),
+      smaller(known.historyMs, setHistory),
+    );
     this.offsetMs = known.filterOffsetMs;
-    if (known.startInclusive !== null && known.endInclusive !== null) this.measured = { start: known.startInclusive ? 0 : -1, end: known.endInclusive ? 0 : 1 };
+    if (known.startInclusive !== null && known.endInclusive !== null)
+      this.measured = { start: known.startInclusive ? 0 : -1, end: known.endInclusive ? 0 : 1 };
   }
 
   /** Every page served, with the query it answers. Throws when the time filter was plainly ignored. */

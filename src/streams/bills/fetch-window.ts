@@ -20,7 +20,12 @@ export type WindowFetch =
   /** Wider than the exchange accepts: narrow it (the limit is learnt by then). */
   | { complete: false; items: WindowItems; tooWide: true };
 
-export async function fetchWindow(fetchPage: FetchPage, fromMs: number, toMs: number, profile: ExchangeProfile): Promise<WindowFetch> {
+export async function fetchWindow(
+  fetchPage: FetchPage,
+  fromMs: number,
+  toMs: number,
+  profile: ExchangeProfile,
+): Promise<WindowFetch> {
   const items = new WindowItems(fromMs, toMs);
   let page: BillsPage;
   try {

@@ -68,7 +68,8 @@ export const REPAIR_STREAM = "bills-repair";
 
 export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSummary> {
   const b = o.bookmark;
-  if (b !== undefined && (o.fromMs === undefined || o.untilMs === undefined)) throw new Error("a backfill window or a re-read needs fromMs and untilMs");
+  if (b !== undefined && (o.fromMs === undefined || o.untilMs === undefined))
+    throw new Error("a backfill window or a re-read needs fromMs and untilMs");
   const ownWindow = b !== undefined && "window" in b;
   const cursorStream = b === undefined ? BILLS_STREAM : "window" in b ? b.window : null;
   const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
@@ -83,13 +84,21 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
   // What earlier runs learnt of the exchange; stored again after this run, even a failed one
   // (what a refusal taught holds whatever happened next).
-  const profile = new ExchangeProfile(limit, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
+  const profile = new ExchangeProfile(
+    limit,
+    (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS,
+    o.exchangeLimits,
+  );
   // The incremental cursor says every bill up to it is stored. Windows are proven on the time the
   // exchange filters on, which may lie up to filterOffsetMs after a bill's own: the cursor stays
   // that much behind, so the next run reads that edge again. (A backfill window's bookmark marks
   // the window's progress, not the books', and is left as is.)
-  const incrementalCursor = (windowEndMs: number) => (cursorStream === BILLS_STREAM ? windowEndMs - profile.filterOffsetMs : windowEndMs);
-  logger.info({ fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null }, "bills sync starting");
+  const incrementalCursor = (windowEndMs: number) =>
+    cursorStream === BILLS_STREAM ? windowEndMs - profile.filterOffsetMs : windowEndMs;
+  logger.info(
+    { fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null },
+    "bills sync starting",
+  );
   const summary = await recordRun(
     o.db,
     { accountName: o.accountName, stream: runStream, windowFromMs: fromMs, windowToMs: toMs },
@@ -98,11 +107,20 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
         { fromMs, toMs, limit, ...(initialWindowMs === undefined ? {} : { initialWindowMs }) },
         {
           fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
-          commitWindows: (w) => commitBillsWindow(o.db, { ...w, cursorMs: incrementalCursor(w.cursorMs), accountName: o.accountName, stream: BILLS_STREAM, cursorStream }),
+          commitWindows: (w) =>
+            commitBillsWindow(o.db, {
+              ...w,
+              cursorMs: incrementalCursor(w.cursorMs),
+              accountName: o.accountName,
+              stream: BILLS_STREAM,
+              cursorStream,
+            }),
           knownDimensions: () => readKnownDimensions(o.db, o.accountName),
           throttled: () => o.client.recentlyThrottled(),
           profile,
-          ...(o.onLateness && cursorStream === BILLS_STREAM && cursor !== undefined ? { onInserted: o.onLateness } : {}),
+          ...(o.onLateness && cursorStream === BILLS_STREAM && cursor !== undefined
+            ? { onInserted: o.onLateness }
+            : {}),
           logger,
           signal: o.signal,
         },
@@ -127,7 +145,11 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   ).finally(() => saveExchangeFacts(o.db, o.accountName, profile.facts()));
   if (summary.historyFromMs !== null) {
     logger.warn(
-      { historyFromMs: summary.historyFromMs, historyFrom: new Date(summary.historyFromMs).toISOString(), askedFrom: new Date(fromMs).toISOString() },
+      {
+        historyFromMs: summary.historyFromMs,
+        historyFrom: new Date(summary.historyFromMs).toISOString(),
+        askedFrom: new Date(fromMs).toISOString(),
+      },
       summary.historyFromMs > toMs
         ? "the whole range lies before the exchange's history horizon: none of it is retrievable"
         : "the exchange keeps history only from historyFrom: earlier bills of this range are not retrievable",
@@ -145,7 +167,13 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
  * window (no density: Infinity, capped at the span): often under a page, and a full page narrows
  * it in one step.
  */
-async function backfillWindowStart(db: Db, account: string, fromMs: number, toMs: number, limit: number): Promise<number> {
+async function backfillWindowStart(
+  db: Db,
+  account: string,
+  fromMs: number,
+  toMs: number,
+  limit: number,
+): Promise<number> {
   const span = toMs - fromMs + 1;
   const before = await countBills(db, account, Math.max(0, fromMs - span), fromMs - 1);
   return Math.max(1, Math.min(span, Math.floor(widthForDensity(before, span, limit))));

@@ -42,7 +42,11 @@ export type SplitOutcome = "not-needed" | "verified" | "unverified";
  * alone (a complete partition); "unverified": coin/symbol candidates were needed, or a
  * businessType outside the spec's list is in play (see above).
  */
-export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems, firstPage: BillsPage): Promise<SplitOutcome> {
+export async function fetchFullMillisecond(
+  ctx: SplitContext,
+  items: WindowItems,
+  firstPage: BillsPage,
+): Promise<SplitOutcome> {
   const ms = items.fromMs;
   const bounds = await ctx.exactBounds(firstPage.bills);
   const limit = ctx.profile.limit;
@@ -55,26 +59,56 @@ export async function fetchFullMillisecond(ctx: SplitContext, items: WindowItems
     if (!ctx.profile.isFull(parentPage)) return "not-needed";
   }
   const known = await ctx.knownDimensions();
-  const types = union(BUSINESS_TYPES, [...firstPage.unknownBusinessTypes, ...ctx.unknownTypes(), ...known.businessTypes]);
+  const types = union(BUSINESS_TYPES, [
+    ...firstPage.unknownBusinessTypes,
+    ...ctx.unknownTypes(),
+    ...known.businessTypes,
+  ]);
   const specTypes = new Set<string>(BUSINESS_TYPES);
 
   const bySymbol = (coinFilters: Filters, coinPage: BillsPage) => {
     const coin = coinFilters.coin!;
-    const symbols = union(items.symbolsByCoin.get(coin) ?? [], known.symbolsByCoin.get(coin) ?? []).filter((s) => s !== "");
-    return splitInto(ctx, query, items, coinPage, symbols.map((symbol) => ({ ...coinFilters, symbol })), async (f, page) => {
-      // A page below the limit, as large as any served: cut by a cap, or complete? Not provable
-      // until the page size is settled (page-size-probe.ts): reported unverified, not refused.
-      if (page.itemCount < limit && !ctx.profile.trust.pageSizeSettled) return new Set();
-      throw new UnsplittableMillisecondError(ms, `more than ${ctx.profile.trust.pageSize} bills share businessType=${f.businessType}, coin=${f.coin}, symbol=${f.symbol}`);
-    });
+    const symbols = union(items.symbolsByCoin.get(coin) ?? [], known.symbolsByCoin.get(coin) ?? []).filter(
+      (s) => s !== "",
+    );
+    return splitInto(
+      ctx,
+      query,
+      items,
+      coinPage,
+      symbols.map((symbol) => ({ ...coinFilters, symbol })),
+      async (f, page) => {
+        // A page below the limit, as large as any served: cut by a cap, or complete? Not provable
+        // until the page size is settled (page-size-probe.ts): reported unverified, not refused.
+        if (page.itemCount < limit && !ctx.profile.trust.pageSizeSettled) return new Set();
+        throw new UnsplittableMillisecondError(
+          ms,
+          `more than ${ctx.profile.trust.pageSize} bills share businessType=${f.businessType}, coin=${f.coin}, symbol=${f.symbol}`,
+        );
+      },
+    );
   };
   let verified = true;
   const byCoin = (typeFilters: Filters, typePage: BillsPage) => {
     verified = false;
-    return splitInto(ctx, query, items, typePage, union(items.coins, known.coins).map((coin) => ({ ...typeFilters, coin })), bySymbol);
+    return splitInto(
+      ctx,
+      query,
+      items,
+      typePage,
+      union(items.coins, known.coins).map((coin) => ({ ...typeFilters, coin })),
+      bySymbol,
+    );
   };
 
-  await splitInto(ctx, query, items, parentPage, types.map((businessType) => ({ businessType })), byCoin);
+  await splitInto(
+    ctx,
+    query,
+    items,
+    parentPage,
+    types.map((businessType) => ({ businessType })),
+    byCoin,
+  );
   return verified && types.every((t) => specTypes.has(t)) ? "verified" : "unverified";
 }
 

@@ -47,7 +47,11 @@ export class WindowItems {
     for (const b of page.bills) {
       if (conflictsHere.has(b.billId)) {
         const rawText = b.rawText ?? JSON.stringify(b.raw);
-        this.rejected.set(rawText, { rawText, reason: `bill id ${b.billId} appears twice in one response with different content`, cTimeMs: b.cTimeMs });
+        this.rejected.set(rawText, {
+          rawText,
+          reason: `bill id ${b.billId} appears twice in one response with different content`,
+          cTimeMs: b.cTimeMs,
+        });
       }
     }
     for (const id of conflictsHere) {

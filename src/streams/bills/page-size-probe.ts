@@ -87,7 +87,13 @@ export class RecentBills {
  * and this millisecond): a larger page shows the page size is larger (the millisecond was
  * complete), a page of the same size proves a cap. Without such a range, nothing is settled.
  */
-export async function decidePageSize(profile: ExchangeProfile, fetchPage: (q: BillsQuery) => Promise<unknown>, ms: number, recent: RecentBills, msBillIds: Iterable<string>): Promise<void> {
+export async function decidePageSize(
+  profile: ExchangeProfile,
+  fetchPage: (q: BillsQuery) => Promise<unknown>,
+  ms: number,
+  recent: RecentBills,
+  msBillIds: Iterable<string>,
+): Promise<void> {
   const size = profile.trust.pageSize;
   if (profile.trust.pageSizeSettled) return;
   const from = recent.startHolding(size, msBillIds);

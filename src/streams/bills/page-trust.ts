@@ -65,7 +65,8 @@ export class PageTrust {
       this.largest = Math.min(this.limit, page.itemCount);
     }
     // An honest "more exist" on a page below the limit: the exchange cuts pages at this size.
-    if (!this.distrusted && page.hasNextPage === true && page.itemCount < this.limit && page.itemCount === this.largest) this.cappedByHasNext = true;
+    if (!this.distrusted && page.hasNextPage === true && page.itemCount < this.limit && page.itemCount === this.largest)
+      this.cappedByHasNext = true;
   }
 
   /** The page could have been cut: the window must be narrowed or split to see what it left out. */

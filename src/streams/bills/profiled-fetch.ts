@@ -23,7 +23,13 @@ export interface ProfiledFetchOptions {
 }
 
 /** The answer to a range wholly before the exchange's history horizon: nothing can be there. */
-const NOTHING_RETRIEVABLE: BillsPage = Object.freeze({ itemCount: 0, hasNextPage: false, bills: [], rejected: [], unknownBusinessTypes: [] }) as BillsPage;
+const NOTHING_RETRIEVABLE: BillsPage = Object.freeze({
+  itemCount: 0,
+  hasNextPage: false,
+  bills: [],
+  rejected: [],
+  unknownBusinessTypes: [],
+}) as BillsPage;
 
 export class ProfiledFetch {
   /** Requests sent (refusals and the checks of range-limits.ts included). */
@@ -46,7 +52,8 @@ export class ProfiledFetch {
     for (;;) {
       const now = Date.now();
       const q = profile.limits.clip(asked, now);
-      if (q !== asked) this.historyFromMs = Math.max(this.historyFromMs ?? 0, (profile.limits.retrievableFromMs(now) ?? 0) + 1);
+      if (q !== asked)
+        this.historyFromMs = Math.max(this.historyFromMs ?? 0, (profile.limits.retrievableFromMs(now) ?? 0) + 1);
       if (q === "beyond") return NOTHING_RETRIEVABLE;
       if (profile.limits.tooWide(q)) throw new WindowTooWide(profile.limits.maxWindowMs());
       let page: BillsPage;
@@ -83,7 +90,12 @@ export class ProfiledFetch {
       const learnt = await profile.limits.learn(q, refusal, (check) => this.send(check, s));
       this.o.onLimitsLearnt();
       logger.warn(
-        { code: refusal.code, exchangeMessage: refusal.exchangeMessage, maxSpanMs: profile.limits.maxSpanMs, historyMs: profile.limits.historyMs },
+        {
+          code: refusal.code,
+          exchangeMessage: refusal.exchangeMessage,
+          maxSpanMs: profile.limits.maxSpanMs,
+          historyMs: profile.limits.historyMs,
+        },
         learnt === "narrower"
           ? "the exchange refused a time range as too wide: windows are narrowed to its limit"
           : "the exchange refused a start as too old: bills before its history horizon are not retrievable; starting at the horizon",

@@ -67,24 +67,32 @@ export class RangeLimits {
    * `send` asks one query (for the checks described at the top of this file).
    */
   async learn(q: BillsQuery, refusal: ExchangeTimeRangeRefusal, send: Send): Promise<"narrower" | "later"> {
-    if (++this.refusals > MAX_REFUSALS) throw new RangeRefusedError(refusal, `${MAX_REFUSALS} time ranges refused in one run`);
+    if (++this.refusals > MAX_REFUSALS)
+      throw new RangeRefusedError(refusal, `${MAX_REFUSALS} time ranges refused in one run`);
     const span = q.endTime - q.startTime;
     const now = Date.now();
     const statedSpan = refusal.maxSpanDays === undefined ? undefined : daysToMs(refusal.maxSpanDays);
-    if (statedSpan !== undefined && span > statedSpan && statedSpan < (this.maxSpanMs ?? Infinity)) return this.narrowTo(statedSpan, refusal);
+    if (statedSpan !== undefined && span > statedSpan && statedSpan < (this.maxSpanMs ?? Infinity))
+      return this.narrowTo(statedSpan, refusal);
     const statedHistory = refusal.historyDays === undefined ? undefined : daysToMs(refusal.historyDays);
-    if (statedHistory !== undefined && q.startTime < now - statedHistory + HORIZON_MARGIN_MS && statedHistory < (this.historyMs ?? Infinity)) {
+    if (
+      statedHistory !== undefined &&
+      q.startTime < now - statedHistory + HORIZON_MARGIN_MS &&
+      statedHistory < (this.historyMs ?? Infinity)
+    ) {
       this.historyMs = statedHistory;
       return "later";
     }
     // Unexplained by the message: is it the start's age or the range's width?
-    if (span > MIN_SPAN_MS && (await accepted(send, { ...q, endTime: q.startTime + MIN_SPAN_MS }))) return this.narrowTo(Math.floor(span / 2), refusal);
+    if (span > MIN_SPAN_MS && (await accepted(send, { ...q, endTime: q.startTime + MIN_SPAN_MS })))
+      return this.narrowTo(Math.floor(span / 2), refusal);
     this.historyMs = now - (await this.bisectHorizon(q, refusal, send));
     return "later";
   }
 
   private narrowTo(spanMs: number, refusal: ExchangeTimeRangeRefusal): "narrower" {
-    if (spanMs < MIN_SPAN_MS) throw new RangeRefusedError(refusal, `the exchange refuses even a ${MIN_SPAN_MS} ms range`);
+    if (spanMs < MIN_SPAN_MS)
+      throw new RangeRefusedError(refusal, `the exchange refuses even a ${MIN_SPAN_MS} ms range`);
     this.maxSpanMs = spanMs;
     return "narrower";
   }
@@ -94,7 +102,11 @@ export class RangeLimits {
     const probe = (start: number): BillsQuery => ({ startTime: start, endTime: start + MIN_SPAN_MS, limit: 1 });
     let lo = q.startTime;
     let hi = Date.now() - 60_000;
-    if (hi <= lo || !(await accepted(send, probe(hi)))) throw new RangeRefusedError(refusal, "a query starting a minute ago is refused too, so it is not the range asked");
+    if (hi <= lo || !(await accepted(send, probe(hi))))
+      throw new RangeRefusedError(
+        refusal,
+        "a query starting a minute ago is refused too, so it is not the range asked",
+      );
     while (hi - lo > HORIZON_PRECISION_MS) {
       const mid = Math.floor((lo + hi) / 2);
       if (await accepted(send, probe(mid))) hi = mid;

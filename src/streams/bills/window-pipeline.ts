@@ -187,7 +187,11 @@ export class WindowPipeline {
       }
       this.launch(s);
     }
-    while (this.inFlight.size < this.o.concurrency() && this.next <= this.o.toMs && this.slots.length < this.o.maxSlots) {
+    while (
+      this.inFlight.size < this.o.concurrency() &&
+      this.next <= this.o.toMs &&
+      this.slots.length < this.o.maxSlots
+    ) {
       const to = Math.min(this.o.toMs, this.next + Math.max(1, this.o.widthMs()) - 1);
       const s: Slot = { fromMs: this.next, toMs: to, settled: false };
       this.slots.push(s);

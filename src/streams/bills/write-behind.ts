@@ -72,7 +72,12 @@ export class WriteBehind {
     const worthIt = force || this.queuedBills >= this.minBatchBills || this.queue.length >= MAX_BATCH_WINDOWS;
     if (this.queue.length === 0 || this.failure !== undefined || !worthIt) {
       this.inFlight = undefined;
-      if (this.queue.length > 0 && this.failure === undefined && this.timer === undefined && Number.isFinite(this.maxDelayMs)) {
+      if (
+        this.queue.length > 0 &&
+        this.failure === undefined &&
+        this.timer === undefined &&
+        Number.isFinite(this.maxDelayMs)
+      ) {
         this.timer = setTimeout(() => {
           this.timer = undefined;
           if (!this.inFlight) this.startNext(true);

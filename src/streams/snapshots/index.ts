@@ -34,7 +34,9 @@ export function syncAccountSnapshots(o: SnapshotsAccountSync): Promise<Snapshots
         quarantine: async (item) => {
           await quarantineRecords(o.db, o.accountName, SNAPSHOTS_STREAM, [item], item.context);
         },
-        ...(retentionDays === undefined ? {} : { pruneHistory: () => pruneSnapshotHistory(o.db, o.accountName, retentionDays) }),
+        ...(retentionDays === undefined
+          ? {}
+          : { pruneHistory: () => pruneSnapshotHistory(o.db, o.accountName, retentionDays) }),
         logger: o.logger.child({ account: o.accountName }),
         signal: o.signal,
       }),
@@ -45,9 +47,21 @@ export function syncAccountSnapshots(o: SnapshotsAccountSync): Promise<Snapshots
         pages: s.coins.length,
         recordsFetched: stored.length,
         recordsNew: sum((c) => c.positions.opened + c.positions.reopened),
-        recordsChanged: sum((c) => Number(c.accountChanged) + c.settingsChanged.fees + c.settingsChanged.modes + c.settingsChanged.leverages + c.collateralChanged + c.positions.changed + c.positions.closed),
+        recordsChanged: sum(
+          (c) =>
+            Number(c.accountChanged) +
+            c.settingsChanged.fees +
+            c.settingsChanged.modes +
+            c.settingsChanged.leverages +
+            c.collateralChanged +
+            c.positions.changed +
+            c.positions.closed,
+        ),
         quarantined: s.quarantined,
-        detail: { coins: s.coins.map((c) => ({ coinId: c.coinId, outcome: c.outcome })), prunedHistoryRows: s.prunedHistoryRows },
+        detail: {
+          coins: s.coins.map((c) => ({ coinId: c.coinId, outcome: c.outcome })),
+          prunedHistoryRows: s.prunedHistoryRows,
+        },
       };
     },
     () => o.signal?.aborted === true,

@@ -4,37 +4,72 @@
 import { createHash } from "node:crypto";
 import type { AccountResponse, FeeSettingRecord } from "../../exchange/account-record.ts";
 import type { SnapshotWrite } from "../../store/snapshot-write.ts";
-import { ACCOUNT_COLUMNS, COLLATERAL_COLUMNS, FEE_COLUMNS, LEVERAGE_COLUMNS, MODE_COLUMNS, POSITION_COLUMNS, TIME_FIELDS, type Columns, type SnapshotRow } from "../../store/snapshot-tables.ts";
+import {
+  ACCOUNT_COLUMNS,
+  COLLATERAL_COLUMNS,
+  FEE_COLUMNS,
+  LEVERAGE_COLUMNS,
+  MODE_COLUMNS,
+  POSITION_COLUMNS,
+  TIME_FIELDS,
+  type Columns,
+  type SnapshotRow,
+} from "../../store/snapshot-tables.ts";
 
 /** contract_id under which default_fee_setting is stored in fee_settings. */
 export const DEFAULT_FEE_CONTRACT = "default";
 
 type Source = Record<string, unknown>;
 
-function row(columns: Columns, source: Source, raw: unknown, times: boolean, extra: Record<string, string> = {}): SnapshotRow {
+function row(
+  columns: Columns,
+  source: Source,
+  raw: unknown,
+  times: boolean,
+  extra: Record<string, string> = {},
+): SnapshotRow {
   const out: Record<string, unknown> = { ...extra };
-  for (const [name] of columns) if (!(name in out)) out[name] = source[name] ;
+  for (const [name] of columns) if (!(name in out)) out[name] = source[name];
   if (times) for (const t of TIME_FIELDS) out[`${t}_ms`] = source[t] as string;
   // Hash a fixed column order (not object key order) so equal content always hashes equal.
-  const content = Object.keys(out).sort().map((k) => [k, out[k]]);
+  const content = Object.keys(out)
+    .sort()
+    .map((k) => [k, out[k]]);
   return { ...out, content_hash: createHash("sha256").update(JSON.stringify(content)).digest("hex"), raw };
 }
 
 function objectAt(raw: unknown, ...path: (string | number)[]): unknown {
   let v = raw;
-  for (const p of path) v = v !== null && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined;
+  for (const p of path)
+    v = v !== null && typeof v === "object" ? (v as Record<string | number, unknown>)[p] : undefined;
   return v ?? null;
 }
 
-export function toSnapshotWrite(accountName: string, coinId: string, takenAt: Date, r: AccountResponse, raw: unknown): SnapshotWrite {
+export function toSnapshotWrite(
+  accountName: string,
+  coinId: string,
+  takenAt: Date,
+  r: AccountResponse,
+  raw: unknown,
+): SnapshotWrite {
   const a = r.account;
   const rawAccount = objectAt(raw, "account");
   const settings = <T extends Source>(mapKey: string, map: Record<string, T>, columns: Columns) =>
-    Object.entries(map).map(([contractId, v]) => row(columns, v, objectAt(rawAccount, mapKey, contractId), false, { contract_id: contractId }));
+    Object.entries(map).map(([contractId, v]) =>
+      row(columns, v, objectAt(rawAccount, mapKey, contractId), false, { contract_id: contractId }),
+    );
 
-  const fees = settings("contract_id_to_fee_setting", a.contract_id_to_fee_setting as Record<string, FeeSettingRecord>, FEE_COLUMNS);
+  const fees = settings(
+    "contract_id_to_fee_setting",
+    a.contract_id_to_fee_setting as Record<string, FeeSettingRecord>,
+    FEE_COLUMNS,
+  );
   if (a.default_fee_setting) {
-    fees.push(row(FEE_COLUMNS, a.default_fee_setting, objectAt(rawAccount, "default_fee_setting"), false, { contract_id: DEFAULT_FEE_CONTRACT }));
+    fees.push(
+      row(FEE_COLUMNS, a.default_fee_setting, objectAt(rawAccount, "default_fee_setting"), false, {
+        contract_id: DEFAULT_FEE_CONTRACT,
+      }),
+    );
   }
   const modes = settings("contract_id_to_mode_setting", a.contract_id_to_mode_setting, MODE_COLUMNS);
   const leverages = settings("contract_id_to_leverage_setting", a.contract_id_to_leverage_setting, LEVERAGE_COLUMNS);
@@ -42,7 +77,9 @@ export function toSnapshotWrite(accountName: string, coinId: string, takenAt: Da
   // record too, so its hash covers theirs (raw then holds the whole record as of that change).
   const account = row(ACCOUNT_COLUMNS, { ...a, account_id: a.id }, rawAccount, true);
   const settingsHashes = [...fees, ...modes, ...leverages].map((x) => `${x.contract_id}:${x.content_hash}`).sort();
-  account.content_hash = createHash("sha256").update(JSON.stringify([account.content_hash, settingsHashes])).digest("hex");
+  account.content_hash = createHash("sha256")
+    .update(JSON.stringify([account.content_hash, settingsHashes]))
+    .digest("hex");
   return {
     accountName,
     coinId,
@@ -53,6 +90,8 @@ export function toSnapshotWrite(accountName: string, coinId: string, takenAt: Da
     modes,
     leverages,
     collateral: r.collateral.map((c, i) => row(COLLATERAL_COLUMNS, c, objectAt(raw, "collateral", i), true)),
-    positions: r.position.map((p, i) => row(POSITION_COLUMNS, { ...p, position_id: p.id }, objectAt(raw, "position", i), true)),
+    positions: r.position.map((p, i) =>
+      row(POSITION_COLUMNS, { ...p, position_id: p.id }, objectAt(raw, "position", i), true),
+    ),
   };
 }

@@ -29,7 +29,11 @@ export interface SnapshotsSummary {
   prunedHistoryRows: number;
 }
 
-export async function syncSnapshots(accountName: string, coinIds: string[], deps: SnapshotsDeps): Promise<SnapshotsSummary> {
+export async function syncSnapshots(
+  accountName: string,
+  coinIds: string[],
+  deps: SnapshotsDeps,
+): Promise<SnapshotsSummary> {
   const now = deps.now ?? (() => new Date());
   const coins: CoinSnapshotResult[] = [];
   for (const coinId of coinIds) {
@@ -39,8 +43,15 @@ export async function syncSnapshots(accountName: string, coinIds: string[], deps
     const takenAt = now();
     const fetched = await deps.fetchAccount(coinId);
     if (!fetched.ok) {
-      await deps.quarantine({ reason: fetched.reason, rawText: fetched.rawText, context: { coinId, takenAt: takenAt.toISOString() } });
-      logger.warn({ reason: fetched.reason }, "account snapshot failed validation: nothing written, response quarantined");
+      await deps.quarantine({
+        reason: fetched.reason,
+        rawText: fetched.rawText,
+        context: { coinId, takenAt: takenAt.toISOString() },
+      });
+      logger.warn(
+        { reason: fetched.reason },
+        "account snapshot failed validation: nothing written, response quarantined",
+      );
       coins.push({ coinId, outcome: "quarantined", reason: fetched.reason });
       continue;
     }

@@ -22,8 +22,20 @@ afterAll(async () => {
 
 describe("the demo's inline syncing", () => {
   it("runs a bills pass every bills interval and snapshots every snapshot interval, then a last pass on finish", async () => {
-    const config = loadConfig({ ...sandboxExchangeEnv(sandbox.url), DATABASE_URL: t.url, SYNC_COIN_IDS: "2", BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs), BILLS_INTERVAL_MS: "300", SNAPSHOT_INTERVAL_MS: "1000" });
-    const sync = startInlineSync({ config, logger: pino({ level: "silent" }), db: t.db, account: loadAccounts(config)[0]! });
+    const config = loadConfig({
+      ...sandboxExchangeEnv(sandbox.url),
+      DATABASE_URL: t.url,
+      SYNC_COIN_IDS: "2",
+      BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
+      BILLS_INTERVAL_MS: "300",
+      SNAPSHOT_INTERVAL_MS: "1000",
+    });
+    const sync = startInlineSync({
+      config,
+      logger: pino({ level: "silent" }),
+      db: t.db,
+      account: loadAccounts(config)[0]!,
+    });
     await new Promise((r) => setTimeout(r, 3500));
     await sync.finish();
     await sync.stop(); // the demo's clean-up stops it again: harmless
@@ -32,7 +44,9 @@ describe("the demo's inline syncing", () => {
     // ~3.5 s: passes every ~0.3 s, snapshots at 0, ~1, ~2, ~3 s.
     expect(snapshotRuns).toBeGreaterThanOrEqual(3);
     expect(billsRequests).toBeGreaterThanOrEqual(5);
-    const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills")) as [{ n: number }];
+    const [{ n }] = (await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills")) as [
+      { n: number },
+    ];
     expect(n).toBe(sandbox.truth().length);
   });
 });

@@ -73,7 +73,9 @@ function differences(r: Row, b: SandboxBill): string[] {
     ["raw.balance", b.balance, r.raw_balance],
     ["raw.fillFee", b.fillFee, r.raw_fill_fee],
   ];
-  return expected.filter(([, want, got]) => want !== got).map(([field, want, got]) => `${field}: want ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+  return expected
+    .filter(([, want, got]) => want !== got)
+    .map(([field, want, got]) => `${field}: want ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
 }
 
 async function withClient<T>(databaseUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -91,14 +93,35 @@ async function withClient<T>(databaseUrl: string, fn: (c: pg.Client) => Promise<
  * returns true are expected (a partial run); rows outside it still count as extra only when the
  * truth lacks their id, and as different when their content is wrong.
  */
-export async function compareWithTruth(databaseUrl: string, account: string, truth: SandboxBill[], within?: (b: SandboxBill) => boolean): Promise<Exactness> {
+export async function compareWithTruth(
+  databaseUrl: string,
+  account: string,
+  truth: SandboxBill[],
+  within?: (b: SandboxBill) => boolean,
+): Promise<Exactness> {
   return withClient(databaseUrl, async (c) => {
     const rows = (await c.query<Row>(SELECT, [account])).rows;
-    const revisions = Number((await c.query<{ n: string }>("SELECT count(*) AS n FROM bill_revisions WHERE account_name = $1", [account])).rows[0]!.n);
-    const quarantined = Number((await c.query<{ n: string }>("SELECT count(*) AS n FROM quarantine WHERE account_name = $1", [account])).rows[0]!.n);
+    const revisions = Number(
+      (await c.query<{ n: string }>("SELECT count(*) AS n FROM bill_revisions WHERE account_name = $1", [account]))
+        .rows[0]!.n,
+    );
+    const quarantined = Number(
+      (await c.query<{ n: string }>("SELECT count(*) AS n FROM quarantine WHERE account_name = $1", [account])).rows[0]!
+        .n,
+    );
     const byId = new Map(truth.map((b) => [b.billId, b]));
     const seen = new Map<string, number>();
-    const e: Exactness = { truth: 0, stored: rows.length, missing: 0, duplicate: 0, different: 0, extra: 0, revisions, quarantined, examples: [] };
+    const e: Exactness = {
+      truth: 0,
+      stored: rows.length,
+      missing: 0,
+      duplicate: 0,
+      different: 0,
+      extra: 0,
+      revisions,
+      quarantined,
+      examples: [],
+    };
     const example = (line: string) => {
       if (e.examples.length < 10) e.examples.push(line);
     };
@@ -142,16 +165,33 @@ export function describeExactness(e: Exactness): string {
 
 /** True when nothing is missing, duplicated, different or extra, and both side tables are empty. */
 export function isExact(e: Exactness): boolean {
-  return e.missing === 0 && e.duplicate === 0 && e.different === 0 && e.extra === 0 && e.revisions === 0 && e.quarantined === 0 && e.stored === e.truth;
+  return (
+    e.missing === 0 &&
+    e.duplicate === 0 &&
+    e.different === 0 &&
+    e.extra === 0 &&
+    e.revisions === 0 &&
+    e.quarantined === 0 &&
+    e.stored === e.truth
+  );
 }
 
 /**
  * What a crash may leave: every stored row is exact, and every backfill window's bookmark covers
  * only stored bills (a bookmark never runs ahead of its rows). Returns the problems found.
  */
-export async function committedStateProblems(databaseUrl: string, account: string, truth: SandboxBill[]): Promise<{ exactness: Exactness; uncovered: number; bookmarks: number }> {
+export async function committedStateProblems(
+  databaseUrl: string,
+  account: string,
+  truth: SandboxBill[],
+): Promise<{ exactness: Exactness; uncovered: number; bookmarks: number }> {
   const bookmarks = await withClient(databaseUrl, async (c) =>
-    (await c.query<{ stream: string; cursor_ms: string }>("SELECT stream, cursor_ms::text FROM sync_state WHERE account_name = $1 AND stream LIKE 'bills-backfill:%'", [account])).rows.map((r) => {
+    (
+      await c.query<{ stream: string; cursor_ms: string }>(
+        "SELECT stream, cursor_ms::text FROM sync_state WHERE account_name = $1 AND stream LIKE 'bills-backfill:%'",
+        [account],
+      )
+    ).rows.map((r) => {
       const [from] = r.stream.slice("bills-backfill:".length).split("-").map(Number);
       return { from: from!, upTo: Number(r.cursor_ms) };
     }),

@@ -34,7 +34,29 @@ export const CORE = ["billId", "coin", "symbol", "businessType", "amount", "bala
 export type CoreKey = (typeof CORE)[number];
 const TIME_KEYS = ["cTime", "ctime"] as const;
 
-export const KNOWN_TYPES = ["deposit", "withdraw", "transfer_in", "transfer_out", "margin_move_in", "margin_move_out", "position_open_long", "position_open_short", "position_close_long", "position_close_short", "position_funding", "order_fill_fee_income", "order_liquidate_fee_income", "start_liquidate", "finish_liquidate", "order_fix_margin_amount", "tracking_follow_pay", "tracking_system_pre_receive", "tracking_follow_back", "tracking_trader_income", "tracking_third_party_share"];
+export const KNOWN_TYPES = [
+  "deposit",
+  "withdraw",
+  "transfer_in",
+  "transfer_out",
+  "margin_move_in",
+  "margin_move_out",
+  "position_open_long",
+  "position_open_short",
+  "position_close_long",
+  "position_close_short",
+  "position_funding",
+  "order_fill_fee_income",
+  "order_liquidate_fee_income",
+  "start_liquidate",
+  "finish_liquidate",
+  "order_fix_margin_amount",
+  "tracking_follow_pay",
+  "tracking_system_pre_receive",
+  "tracking_follow_back",
+  "tracking_trader_income",
+  "tracking_third_party_share",
+];
 
 export interface ExpectedBill {
   billId: string;
@@ -83,25 +105,48 @@ const textValue = (o: { nonEmpty: boolean }) => (p: Piece) => {
   return Buffer.byteLength(s, "utf8") > MAX_TEXT_BYTES ? undefined : s;
 };
 
-const asScalar = (expect: (p: Piece) => string | undefined) => (piece: Piece): Scalar<string> => ({ piece, expected: piece.badUtf8 || piece.unstorable ? undefined : expect(piece) });
+const asScalar =
+  (expect: (p: Piece) => string | undefined) =>
+  (piece: Piece): Scalar<string> => ({
+    piece,
+    expected: piece.badUtf8 || piece.unstorable ? undefined : expect(piece),
+  });
 
 const cleanCoin = fc.constantFrom("USDT", "USDC", "BTC", "ÉTH", "币", "x");
 const cleanSymbol = fc.constantFrom("cmt_btcusdt", "cmt_ethusdc", "", "cmt_币usdt");
 
 const hostileText = (nonEmpty: boolean) =>
-  fc.oneof(
-    { weight: 6, arbitrary: jsonString({ maxLength: 10 }) },
-    { weight: 1, arbitrary: longString },
-    { weight: 1, arbitrary: fc.constantFrom(literal(null), literal(true), numberPiece("5"), arrayPiece([]), objectPiece([])) },
-    { weight: 1, arbitrary: fc.constant(plainString("")) },
-  ).map(asScalar(textValue({ nonEmpty })));
+  fc
+    .oneof(
+      { weight: 6, arbitrary: jsonString({ maxLength: 10 }) },
+      { weight: 1, arbitrary: longString },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(literal(null), literal(true), numberPiece("5"), arrayPiece([]), objectPiece([])),
+      },
+      { weight: 1, arbitrary: fc.constant(plainString("")) },
+    )
+    .map(asScalar(textValue({ nonEmpty })));
 
-const coinField = (hostile: boolean) => (hostile ? hostileText(true) : cleanCoin.chain(spelledString).map(asScalar(textValue({ nonEmpty: true }))));
-const symbolField = (hostile: boolean) => (hostile ? hostileText(false) : cleanSymbol.chain(spelledString).map(asScalar(textValue({ nonEmpty: false }))));
+const coinField = (hostile: boolean) =>
+  hostile ? hostileText(true) : cleanCoin.chain(spelledString).map(asScalar(textValue({ nonEmpty: true })));
+const symbolField = (hostile: boolean) =>
+  hostile ? hostileText(false) : cleanSymbol.chain(spelledString).map(asScalar(textValue({ nonEmpty: false })));
 const typeField = (hostile: boolean) =>
   hostile
-    ? fc.oneof({ weight: 2, arbitrary: hostileText(true) }, { weight: 2, arbitrary: fc.constantFrom("brand_new_type", "DEPOSIT", "deposit ", "funding_v2").map((t) => asScalar(textValue({ nonEmpty: true }))(plainString(t))) })
-    : fc.constantFrom(...KNOWN_TYPES).chain(spelledString).map(asScalar(textValue({ nonEmpty: true })));
+    ? fc.oneof(
+        { weight: 2, arbitrary: hostileText(true) },
+        {
+          weight: 2,
+          arbitrary: fc
+            .constantFrom("brand_new_type", "DEPOSIT", "deposit ", "funding_v2")
+            .map((t) => asScalar(textValue({ nonEmpty: true }))(plainString(t))),
+        },
+      )
+    : fc
+        .constantFrom(...KNOWN_TYPES)
+        .chain(spelledString)
+        .map(asScalar(textValue({ nonEmpty: true })));
 
 const cleanDecimal = fc
   .tuple(fc.constantFrom("", "-"), fc.bigInt({ min: 0n, max: 10n ** 20n }), fc.nat({ max: 12 }))
@@ -132,14 +177,24 @@ function hostileField(key: CoreKey): fc.Arbitrary<Scalar<string>> {
 export function itemSpec(fromMs: number, toMs: number, idPrefix: string): fc.Arbitrary<ItemSpec> {
   const fieldKeys = [...CORE, "time", "missing", "dup", "extras"] as const;
   return fc
-    .oneof({ weight: 5, arbitrary: fc.constant<string[]>([]) }, { weight: 4, arbitrary: fc.subarray([...fieldKeys], { minLength: 1, maxLength: 1 }) }, { weight: 2, arbitrary: fc.subarray([...fieldKeys], { maxLength: 4 }) })
+    .oneof(
+      { weight: 5, arbitrary: fc.constant<string[]>([]) },
+      { weight: 4, arbitrary: fc.subarray([...fieldKeys], { minLength: 1, maxLength: 1 }) },
+      { weight: 2, arbitrary: fc.subarray([...fieldKeys], { maxLength: 4 }) },
+    )
     .chain((hostile) => {
       const h = (k: (typeof fieldKeys)[number]) => hostile.includes(k);
       const dec = (k: CoreKey) => (h(k) ? decimalField : cleanDecimal);
       return fc.record({
-        keys: fc.record(Object.fromEntries(CORE.map((k) => [k, spelledString(k)])) as Record<CoreKey, fc.Arbitrary<Piece>>),
+        keys: fc.record(
+          Object.fromEntries(CORE.map((k) => [k, spelledString(k)])) as Record<CoreKey, fc.Arbitrary<Piece>>,
+        ),
         values: fc.record({
-          billId: h("billId") ? idField : fc.bigInt({ min: 1n, max: 10n ** 30n }).map((b) => asScalar((p) => p.str ?? p.num)(idPiece(`${idPrefix}${b}`))),
+          billId: h("billId")
+            ? idField
+            : fc
+                .bigInt({ min: 1n, max: 10n ** 30n })
+                .map((b) => asScalar((p) => p.str ?? p.num)(idPiece(`${idPrefix}${b}`))),
           coin: coinField(h("coin")),
           symbol: symbolField(h("symbol")),
           businessType: typeField(h("businessType")),
@@ -150,13 +205,41 @@ export function itemSpec(fromMs: number, toMs: number, idPrefix: string): fc.Arb
         times: (h("time")
           ? fc.oneof(
               fc.constant([]),
-              fc.tuple(fc.constantFrom(...TIME_KEYS), timeField(fromMs, toMs)).map(([name, value]) => [{ name, value }]),
-              fc.tuple(timeField(fromMs, toMs), fc.boolean(), timeField(fromMs, toMs)).map(([a, same, b]) => [{ name: "cTime" as const, value: a }, { name: "ctime" as const, value: same ? a : b }]),
+              fc
+                .tuple(fc.constantFrom(...TIME_KEYS), timeField(fromMs, toMs))
+                .map(([name, value]) => [{ name, value }]),
+              fc.tuple(timeField(fromMs, toMs), fc.boolean(), timeField(fromMs, toMs)).map(([a, same, b]) => [
+                { name: "cTime" as const, value: a },
+                { name: "ctime" as const, value: same ? a : b },
+              ]),
             )
-          : fc.tuple(fc.constantFrom(...TIME_KEYS), fc.integer({ min: fromMs, max: toMs })).chain(([name, ms]) => fc.oneof(fc.constant(numberPiece(String(ms))), spelledString(String(ms))).map((piece) => [{ name, value: { piece, expected: ms } }]))) as fc.Arbitrary<{ name: "cTime" | "ctime"; value: Scalar<number> }[]>,
-        missing: h("missing") ? fc.subarray<CoreKey>([...CORE], { minLength: 1, maxLength: 2 }) : fc.constant<CoreKey[]>([]),
-        dup: h("dup") ? fc.constantFrom(...CORE).chain((key) => fc.tuple(fc.boolean(), hostileField(key)).map(([same, other]) => ({ key, same, other }))) : fc.constant(undefined),
-        extras: (h("extras") ? fc.array(fc.record({ key: extraKey(), value: extraValue }), { minLength: 1, maxLength: 3 }) : fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.constantFrom("tradeSide", "risk").chain((k) => fc.record({ key: fc.constant(plainString(k)), value: extraValue })).map((m) => [m]) })) as fc.Arbitrary<Member[]>,
+          : fc
+              .tuple(fc.constantFrom(...TIME_KEYS), fc.integer({ min: fromMs, max: toMs }))
+              .chain(([name, ms]) =>
+                fc
+                  .oneof(fc.constant(numberPiece(String(ms))), spelledString(String(ms)))
+                  .map((piece) => [{ name, value: { piece, expected: ms } }]),
+              )) as fc.Arbitrary<{ name: "cTime" | "ctime"; value: Scalar<number> }[]>,
+        missing: h("missing")
+          ? fc.subarray<CoreKey>([...CORE], { minLength: 1, maxLength: 2 })
+          : fc.constant<CoreKey[]>([]),
+        dup: h("dup")
+          ? fc
+              .constantFrom(...CORE)
+              .chain((key) => fc.tuple(fc.boolean(), hostileField(key)).map(([same, other]) => ({ key, same, other })))
+          : fc.constant(undefined),
+        extras: (h("extras")
+          ? fc.array(fc.record({ key: extraKey(), value: extraValue }), { minLength: 1, maxLength: 3 })
+          : fc.oneof(
+              { weight: 4, arbitrary: fc.constant([]) },
+              {
+                weight: 1,
+                arbitrary: fc
+                  .constantFrom("tradeSide", "risk")
+                  .chain((k) => fc.record({ key: fc.constant(plainString(k)), value: extraValue }))
+                  .map((m) => [m]),
+              },
+            )) as fc.Arbitrary<Member[]>,
         order: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 12, maxLength: 12 }),
         ws: fc.constantFrom("", "", " ", "\n  "),
         fallbackMs: fc.integer({ min: fromMs, max: toMs }),
@@ -171,7 +254,9 @@ export function itemSpec(fromMs: number, toMs: number, idPrefix: string): fc.Arb
       times: r.times.map((t) => ({ ...t, key: t.name === "cTime" ? r.timeKeys[0]! : r.ctimeKeys[0]! })),
       missing: r.missing,
       ...(r.dup ? { dup: { key: r.dup.key, value: r.dup.same ? r.values[r.dup.key] : r.dup.other } } : {}),
-      extras: r.extras.filter((m) => m.key.str === undefined || ![...CORE, ...TIME_KEYS].includes(m.key.str as CoreKey)),
+      extras: r.extras.filter(
+        (m) => m.key.str === undefined || ![...CORE, ...TIME_KEYS].includes(m.key.str as CoreKey),
+      ),
       order: r.order,
       ws: r.ws,
       fallbackMs: r.fallbackMs,
@@ -198,7 +283,15 @@ export function cleanSpec(seed: number, fromMs: number, toMs: number): ItemSpec 
   const ms = fromMs + next(toMs - fromMs + 1);
   return {
     keys: Object.fromEntries(CORE.map((k) => [k, plainString(k)])) as Record<CoreKey, Piece>,
-    values: { billId: { piece: next(2) ? plainString(id) : numberPiece(id), expected: id }, coin: str(["USDT", "USDC"][next(2)]!), symbol: str(["cmt_btcusdt", ""][next(2)]!), businessType: str(KNOWN_TYPES[next(KNOWN_TYPES.length)]!), amount: dec(), balance: dec(), fillFee: dec() },
+    values: {
+      billId: { piece: next(2) ? plainString(id) : numberPiece(id), expected: id },
+      coin: str(["USDT", "USDC"][next(2)]!),
+      symbol: str(["cmt_btcusdt", ""][next(2)]!),
+      businessType: str(KNOWN_TYPES[next(KNOWN_TYPES.length)]!),
+      amount: dec(),
+      balance: dec(),
+      fillFee: dec(),
+    },
     times: [{ key: plainString("ctime"), name: "ctime", value: { piece: numberPiece(String(ms)), expected: ms } }],
     missing: [],
     extras: [],
@@ -213,7 +306,9 @@ export function buildItem(spec: ItemSpec): ItemCase {
   const members: { m: Member; rank: number }[] = [];
   let slot = 0;
   const rank = () => spec.order[slot++ % spec.order.length]!;
-  for (const k of CORE) if (!spec.missing.includes(k)) members.push({ m: { key: spec.keys[k], value: spec.values[k].piece }, rank: rank() });
+  for (const k of CORE)
+    if (!spec.missing.includes(k))
+      members.push({ m: { key: spec.keys[k], value: spec.values[k].piece }, rank: rank() });
   for (const t of spec.times) members.push({ m: { key: t.key, value: t.value.piece }, rank: rank() });
   if (spec.dup) members.push({ m: { key: spec.keys[spec.dup.key], value: spec.dup.value.piece }, rank: rank() });
   for (const e of spec.extras) members.push({ m: e, rank: rank() });
@@ -226,7 +321,10 @@ export function buildItem(spec: ItemSpec): ItemCase {
   const defects: RegExp[] = [];
   const expected: Partial<Record<CoreKey, string>> = {};
   for (const k of CORE) {
-    const values = [...(spec.missing.includes(k) ? [] : [spec.values[k]]), ...(spec.dup?.key === k ? [spec.dup.value] : [])];
+    const values = [
+      ...(spec.missing.includes(k) ? [] : [spec.values[k]]),
+      ...(spec.dup?.key === k ? [spec.dup.value] : []),
+    ];
     if (values.length === 0) {
       defects.push(new RegExp(k));
       continue;
@@ -262,7 +360,13 @@ export function buildItem(spec: ItemSpec): ItemCase {
   const homeMs = timeMs ?? spec.fallbackMs;
   const distinct = [...new Map(defects.map((d) => [d.source, d])).values()];
   if (distinct.length > 0) {
-    return { piece, refusal: distinct.length === 1 ? distinct[0]! : /./, homeMs, ...(timeMs === undefined ? {} : { timeMs }), spec };
+    return {
+      piece,
+      refusal: distinct.length === 1 ? distinct[0]! : /./,
+      homeMs,
+      ...(timeMs === undefined ? {} : { timeMs }),
+      spec,
+    };
   }
   const bill: ExpectedBill = {
     billId: expected.billId!,
@@ -298,39 +402,79 @@ export interface PageCase {
 }
 
 /** Items of one response: mostly small pages, some huge, some with repeated bill ids. */
-export function itemsArb(fromMs: number, toMs: number, o: { maxItems?: number; hugeWeight?: number } = {}): fc.Arbitrary<ItemCase[]> {
+export function itemsArb(
+  fromMs: number,
+  toMs: number,
+  o: { maxItems?: number; hugeWeight?: number } = {},
+): fc.Arbitrary<ItemCase[]> {
   const one = itemSpec(fromMs, toMs, "");
   const base = fc.oneof(
     { weight: 10, arbitrary: fc.array(one, { maxLength: o.maxItems ?? 12 }) },
-    { weight: o.hugeWeight ?? 1, arbitrary: fc.tuple(fc.integer({ min: 101, max: 260 }), fc.integer({ min: 1, max: 2 ** 30 })).map(([n, seed]) => Array.from({ length: n }, (_, i) => cleanSpec(seed + i, fromMs, toMs))) },
+    {
+      weight: o.hugeWeight ?? 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 101, max: 260 }), fc.integer({ min: 1, max: 2 ** 30 }))
+        .map(([n, seed]) => Array.from({ length: n }, (_, i) => cleanSpec(seed + i, fromMs, toMs))),
+    },
   );
   return fc
-    .tuple(base, fc.array(fc.tuple(fc.nat(), fc.constantFrom("same", "amount", "extra"), decimalField), { maxLength: 3 }), fc.array(fc.tuple(fc.nat(), nonObjectItem), { maxLength: 2 }))
+    .tuple(
+      base,
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom("same", "amount", "extra"), decimalField), { maxLength: 3 }),
+      fc.array(fc.tuple(fc.nat(), nonObjectItem), { maxLength: 2 }),
+    )
     .map(([specs, dups, odd]) => {
       const all = [...specs];
       // Repeated bill ids in one response: an exact repeat, a different amount, or the same content with other extras.
       for (const [at, how, amount] of dups) {
         if (specs.length === 0) break;
         const s = specs[at % specs.length]!;
-        const copy: ItemSpec = how === "same" ? s : how === "amount" ? { ...s, values: { ...s.values, amount } } : { ...s, extras: [{ key: plainString("copy"), value: numberPiece(String(at)) }] };
+        const copy: ItemSpec =
+          how === "same"
+            ? s
+            : how === "amount"
+              ? { ...s, values: { ...s.values, amount } }
+              : { ...s, extras: [{ key: plainString("copy"), value: numberPiece(String(at)) }] };
         all.splice(at % (all.length + 1), 0, copy);
       }
       const items = all.map(buildItem);
-      for (const [at, piece] of odd) items.splice(at % (items.length + 1), 0, { piece, refusal: piece.badUtf8 ? /./ : /not an object/, homeMs: fromMs + (at % Math.max(1, toMs - fromMs + 1)) });
+      for (const [at, piece] of odd)
+        items.splice(at % (items.length + 1), 0, {
+          piece,
+          refusal: piece.badUtf8 ? /./ : /not an object/,
+          homeMs: fromMs + (at % Math.max(1, toMs - fromMs + 1)),
+        });
       return items;
     });
 }
 
 const nonObjectItem: fc.Arbitrary<Piece> = fc.oneof(
-  fc.constantFrom(literal(null), literal(true), numberPiece("5"), numberPiece("686960019383517338"), plainString("{}"), arrayPiece([]), nested(30)),
+  fc.constantFrom(
+    literal(null),
+    literal(true),
+    numberPiece("5"),
+    numberPiece("686960019383517338"),
+    plainString("{}"),
+    arrayPiece([]),
+    nested(30),
+  ),
   jsonString({ maxLength: 5 }),
 );
 
 /** A whole bills response that must be used (items as given) or refused entirely. */
-export function pageArb(fromMs: number, toMs: number, o: { maxItems?: number; hugeWeight?: number; malformedWeight?: number } = {}): fc.Arbitrary<PageCase> {
+export function pageArb(
+  fromMs: number,
+  toMs: number,
+  o: { maxItems?: number; hugeWeight?: number; malformedWeight?: number } = {},
+): fc.Arbitrary<PageCase> {
   return fc.oneof(
     { weight: 8, arbitrary: fc.tuple(itemsArb(fromMs, toMs, o), envelopeArb).map(([items, env]) => env(items)) },
-    { weight: o.malformedWeight ?? 2, arbitrary: fc.tuple(itemsArb(fromMs, toMs, { maxItems: 3, hugeWeight: 0 }), malformedArb).map(([items, bad]) => bad(items)) },
+    {
+      weight: o.malformedWeight ?? 2,
+      arbitrary: fc
+        .tuple(itemsArb(fromMs, toMs, { maxItems: 3, hugeWeight: 0 }), malformedArb)
+        .map(([items, bad]) => bad(items)),
+    },
   );
 }
 
@@ -352,7 +496,10 @@ const envelopeArb: fc.Arbitrary<Envelope> = fc
   .record({
     space: ws,
     hasNext: fc.constantFrom<"absent" | "null" | false | true>("absent", "null", false, false, true),
-    extras: fc.array(fc.record({ key: fc.constantFrom("requestTime", "note", "total", "pageNo").map(plainString), value: extraValue }), { maxLength: 2 }),
+    extras: fc.array(
+      fc.record({ key: fc.constantFrom("requestTime", "note", "total", "pageNo").map(plainString), value: extraValue }),
+      { maxLength: 2 },
+    ),
     wrapped: fc.boolean(),
     itemsFirst: fc.boolean(),
     bom: fc.constantFrom(false, false, false, true),
@@ -366,19 +513,36 @@ const envelopeArb: fc.Arbitrary<Envelope> = fc
     const itemsBad = items.some((i) => i.piece.badUtf8);
     const render = (list: ItemCase[], hasNext: "absent" | "null" | boolean) => {
       const members: Member[] = [member("items", itemsArray(list, e.space))];
-      if (hasNext !== "absent") members.push(member("hasNextPage", hasNext === "null" ? literal(null) : literal(hasNext)));
+      if (hasNext !== "absent")
+        members.push(member("hasNextPage", hasNext === "null" ? literal(null) : literal(hasNext)));
       if (!e.itemsFirst) members.reverse();
       // Extra envelope fields that repeat a key we read would be a conflict: keep them distinct.
       members.push(...e.extras.filter((x) => x.key.str !== "items" && x.key.str !== "hasNextPage"));
       if (e.badField) members.push(member("comment", e.badBytes));
       if (itemsBad && list !== items) members.push(member("bad", badString()));
       let body = objectPiece(members, e.space);
-      if (e.wrapped) body = objectPiece([member("code", plainString("00000")), member("msg", plainString("success")), member("data", body)], e.space);
+      if (e.wrapped)
+        body = objectPiece(
+          [member("code", plainString("00000")), member("msg", plainString("success")), member("data", body)],
+          e.space,
+        );
       return { segs: [...(e.bom ? ["\ufeff"] : []), ...body.segs, e.trailing] as Seg[], badUtf8: body.badUtf8 };
     };
     const { segs, badUtf8 } = render(items, e.hasNext);
     // Bytes that are not UTF-8 reach the text as U+FFFD: an item showing one cannot be trusted.
-    const checked = badUtf8 ? items.map((i): ItemCase => (i.piece.literalFffd || i.piece.badUtf8 ? { piece: i.piece, refusal: /UTF-8/, homeMs: i.homeMs, ...(i.timeMs === undefined ? {} : { timeMs: i.timeMs }) } : i)) : items;
+    const checked = badUtf8
+      ? items.map(
+          (i): ItemCase =>
+            i.piece.literalFffd || i.piece.badUtf8
+              ? {
+                  piece: i.piece,
+                  refusal: /UTF-8/,
+                  homeMs: i.homeMs,
+                  ...(i.timeMs === undefined ? {} : { timeMs: i.timeMs }),
+                }
+              : i,
+        )
+      : items;
     return {
       [fc.toStringMethod]: () => `page ${showSegs(segs)}`,
       segs,
@@ -392,49 +556,58 @@ const envelopeArb: fc.Arbitrary<Envelope> = fc
   });
 
 /** Responses nothing may be taken from. */
-const malformedArb: fc.Arbitrary<Envelope> = fc.oneof(
-  fc.constantFrom<[string, (items: Piece) => Seg[]]>(
-    ["no items", () => ['{"hasNextPage":false}']],
-    ["items null", () => ['{"items":null}']],
-    ["items object", () => ['{"items":{}}']],
-    ["items string", () => ['{"items":"[]"}']],
-    ["items number", () => ['{"items":5}']],
-    ["hasNextPage string", (a) => ['{"hasNextPage":"false","items":', ...a.segs, "}"]],
-    ["hasNextPage number", (a) => ['{"hasNextPage":1,"items":', ...a.segs, "}"]],
-    ["top-level array", (a) => a.segs],
-    ["top-level string", () => ['"items"']],
-    ["top-level number", () => ["5"]],
-    ["top-level null", () => ["null"]],
-    ["top-level true", () => ["true"]],
-    ["empty body", () => [""]],
-    ["white space", () => [" \n "]],
-    ["truncated", (a) => ['{"items":', ...a.segs]],
-    ["extra brace", (a) => ['{"items":', ...a.segs, "}}"]],
-    ["trailing comma", (a) => ['{"items":', ...a.segs, ",}"]],
-    ["single quotes", () => ["{'items':[]}"]],
-    ["NaN", () => ['{"items":[NaN]}']],
-    ["comment", (a) => ['{"items":', ...a.segs, "} // done"]],
-    ["html", () => ["<html><body>502 Bad Gateway</body></html>"]],
-    ["two BOMs", (a) => ["\ufeff\ufeff", '{"items":', ...a.segs, "}"]],
-    ["items twice, different", (a) => ['{"items":[],"items":', ...a.segs, "}"]],
-    ["hasNextPage twice, different", (a) => ['{"hasNextPage":false,"items":', ...a.segs, ',"hasNextPage":true}']],
-    ["wrapped data twice, different", (a) => ['{"code":"0","msg":"ok","data":{"items":[]},"data":{"items":', ...a.segs, "}}"]],
-    ["nested past the depth cap", () => ['{"items":[', ...nested(5000).segs, "]}"]],
-    ["bad byte outside a string", (a) => ['{"items":', ...a.segs, Uint8Array.from([0xff]), "}"]],
-    ["bad byte in the items key", (a) => ['{"it', Uint8Array.from([0xc3]), 'ems":', ...a.segs, "}"]],
-    ["control character in a string", (a) => ['{"note":"a\u0001b","items":', ...a.segs, "}"]],
-    ["unquoted key", (a) => ["{items:", ...a.segs, "}"]],
-    ["leading zero number", (a) => ['{"n":01,"items":', ...a.segs, "}"]],
-    ["bad escape", (a) => ['{"note":"\\x41","items":', ...a.segs, "}"]],
-    ["short unicode escape", (a) => ['{"note":"\\u12","items":', ...a.segs, "}"]],
-  ),
-).map(
-  ([because, build]) =>
-    (items: ItemCase[]): PageCase => {
-      const segs = build(itemsArray(items, ""));
-      return { [fc.toStringMethod]: () => `malformed (${because}) ${showSegs(segs)}`, segs, kind: "malformed", because, items: [], badUtf8: false };
-    },
-);
+const malformedArb: fc.Arbitrary<Envelope> = fc
+  .oneof(
+    fc.constantFrom<[string, (items: Piece) => Seg[]]>(
+      ["no items", () => ['{"hasNextPage":false}']],
+      ["items null", () => ['{"items":null}']],
+      ["items object", () => ['{"items":{}}']],
+      ["items string", () => ['{"items":"[]"}']],
+      ["items number", () => ['{"items":5}']],
+      ["hasNextPage string", (a) => ['{"hasNextPage":"false","items":', ...a.segs, "}"]],
+      ["hasNextPage number", (a) => ['{"hasNextPage":1,"items":', ...a.segs, "}"]],
+      ["top-level array", (a) => a.segs],
+      ["top-level string", () => ['"items"']],
+      ["top-level number", () => ["5"]],
+      ["top-level null", () => ["null"]],
+      ["top-level true", () => ["true"]],
+      ["empty body", () => [""]],
+      ["white space", () => [" \n "]],
+      ["truncated", (a) => ['{"items":', ...a.segs]],
+      ["extra brace", (a) => ['{"items":', ...a.segs, "}}"]],
+      ["trailing comma", (a) => ['{"items":', ...a.segs, ",}"]],
+      ["single quotes", () => ["{'items':[]}"]],
+      ["NaN", () => ['{"items":[NaN]}']],
+      ["comment", (a) => ['{"items":', ...a.segs, "} // done"]],
+      ["html", () => ["<html><body>502 Bad Gateway</body></html>"]],
+      ["two BOMs", (a) => ["\ufeff\ufeff", '{"items":', ...a.segs, "}"]],
+      ["items twice, different", (a) => ['{"items":[],"items":', ...a.segs, "}"]],
+      ["hasNextPage twice, different", (a) => ['{"hasNextPage":false,"items":', ...a.segs, ',"hasNextPage":true}']],
+      [
+        "wrapped data twice, different",
+        (a) => ['{"code":"0","msg":"ok","data":{"items":[]},"data":{"items":', ...a.segs, "}}"],
+      ],
+      ["nested past the depth cap", () => ['{"items":[', ...nested(5000).segs, "]}"]],
+      ["bad byte outside a string", (a) => ['{"items":', ...a.segs, Uint8Array.from([0xff]), "}"]],
+      ["bad byte in the items key", (a) => ['{"it', Uint8Array.from([0xc3]), 'ems":', ...a.segs, "}"]],
+      ["control character in a string", (a) => ['{"note":"a\u0001b","items":', ...a.segs, "}"]],
+      ["unquoted key", (a) => ["{items:", ...a.segs, "}"]],
+      ["leading zero number", (a) => ['{"n":01,"items":', ...a.segs, "}"]],
+      ["bad escape", (a) => ['{"note":"\\x41","items":', ...a.segs, "}"]],
+      ["short unicode escape", (a) => ['{"note":"\\u12","items":', ...a.segs, "}"]],
+    ),
+  )
+  .map(([because, build]) => (items: ItemCase[]): PageCase => {
+    const segs = build(itemsArray(items, ""));
+    return {
+      [fc.toStringMethod]: () => `malformed (${because}) ${showSegs(segs)}`,
+      segs,
+      kind: "malformed",
+      because,
+      items: [],
+      badUtf8: false,
+    };
+  });
 
 export const DUPLICATE_HINT = /appears twice/;
 

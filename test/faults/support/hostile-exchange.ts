@@ -38,7 +38,8 @@ export async function startHostileExchange(): Promise<HostileExchange> {
       } catch (err) {
         a = { status: 500, body: `test exchange failed: ${(err as Error).message}` };
       }
-      const { status, contentType, body } = a instanceof Uint8Array ? { status: 200, contentType: "application/json", body: a } : a;
+      const { status, contentType, body } =
+        a instanceof Uint8Array ? { status: 200, contentType: "application/json", body: a } : a;
       res.writeHead(status, { "content-type": contentType ?? "application/json" });
       res.end(body);
     });

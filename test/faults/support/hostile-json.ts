@@ -40,13 +40,17 @@ export function joinSegs(segs: Seg[]): Buffer {
 
 /** Readable body text for failure reports: bad bytes shown as <ff>, long bodies cut. */
 export function showSegs(segs: Seg[]): string {
-  const text = segs.map((s) => (typeof s === "string" ? s : [...s].map((b) => `<${b.toString(16)}>`).join(""))).join("");
+  const text = segs
+    .map((s) => (typeof s === "string" ? s : [...s].map((b) => `<${b.toString(16)}>`).join("")))
+    .join("");
   return text.length > 3000 ? `${text.slice(0, 3000)}… (${text.length} characters)` : text;
 }
 
 /** The text a UTF-8 decoder that replaces bad bytes with U+FFFD (as HTTP clients do) produces. */
 export function lossyText(segs: Seg[]): string {
-  return segs.every((s) => typeof s === "string") ? (segs as string[]).join("") : new TextDecoder("utf-8").decode(joinSegs(segs));
+  return segs.every((s) => typeof s === "string")
+    ? (segs as string[]).join("")
+    : new TextDecoder("utf-8").decode(joinSegs(segs));
 }
 
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -56,7 +60,20 @@ let unique = 0;
 /** An id equal to nothing else (values holding bad bytes are never "the same value"). */
 const uniqueId = () => `bad:${++unique}`;
 
-const INVALID_UTF8 = [[0xff], [0xfe], [0xc0, 0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xe2, 0x82], [0x80], [0xbf], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xc3]].map((a) => Uint8Array.from(a));
+const INVALID_UTF8 = [
+  [0xff],
+  [0xfe],
+  [0xc0, 0x80],
+  [0xc0, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xed, 0xbf, 0xbf],
+  [0xe2, 0x82],
+  [0x80],
+  [0xbf],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xc3],
+].map((a) => Uint8Array.from(a));
 
 // ---- strings ----
 
@@ -68,7 +85,16 @@ interface Unit {
 }
 
 const hex4 = (c: number) => `\\u${c.toString(16).padStart(4, "0")}`;
-const SHORT: Record<string, string> = { '"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const SHORT: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "/": "\\/",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
 
 const spellingCache = new Map<string, Unit[]>();
 
@@ -135,7 +161,9 @@ function stringPiece(units: Unit[]): Piece {
 }
 
 /** A JSON string: hostile characters, every spelling, sometimes bytes that are not UTF-8. */
-export const jsonString = (o: { maxLength?: number; minLength?: number; allowBad?: boolean } = {}): fc.Arbitrary<Piece> =>
+export const jsonString = (
+  o: { maxLength?: number; minLength?: number; allowBad?: boolean } = {},
+): fc.Arbitrary<Piece> =>
   fc.array(unitArb(o.allowBad ?? true), { minLength: o.minLength ?? 0, maxLength: o.maxLength ?? 12 }).map(stringPiece);
 
 /** A JSON string holding one byte that is not UTF-8. */
@@ -143,10 +171,7 @@ export const badString = (): Piece => stringPiece([{ decoded: "\ufffd", enc: Uin
 
 /** A JSON string of exactly this text, each character spelled some valid way (plain or escaped). */
 export const spelledString = (text: string): fc.Arbitrary<Piece> =>
-  fc.oneof(
-    fc.constant(null),
-    fc.integer({ min: 1, max: 2 ** 30 }),
-  ).map((seed) => {
+  fc.oneof(fc.constant(null), fc.integer({ min: 1, max: 2 ** 30 })).map((seed) => {
     const chars = [...text];
     if (seed === null) return stringPiece(chars.map((ch) => spellings(ch).at(-1)!));
     let x = seed;
@@ -160,18 +185,27 @@ export const spelledString = (text: string): fc.Arbitrary<Piece> =>
   });
 
 /** The plainest spelling of a string (JSON.stringify). */
-export const plainString = (text: string): Piece => ({ ...stringPiece([]), segs: [JSON.stringify(text)], id: `s:${JSON.stringify(text)}`, val: text, unstorable: hasUnstorable(text), str: text });
+export const plainString = (text: string): Piece => ({
+  ...stringPiece([]),
+  segs: [JSON.stringify(text)],
+  id: `s:${JSON.stringify(text)}`,
+  val: text,
+  unstorable: hasUnstorable(text),
+  str: text,
+});
 
 /** A long string of pseudo-random letters (incompressible, like real data), sometimes past MAX_TEXT_BYTES. */
-export const longString = fc.tuple(fc.integer({ min: 600, max: 3000 }), fc.integer({ min: 1, max: 2 ** 30 }), fc.boolean()).map(([n, seed, wide]) => {
-  let x = seed;
-  let s = "";
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    s += wide && i % 7 === 0 ? String.fromCharCode(0x4e00 + (x % 2000)) : String.fromCharCode(97 + (x % 26));
-  }
-  return plainString(s);
-});
+export const longString = fc
+  .tuple(fc.integer({ min: 600, max: 3000 }), fc.integer({ min: 1, max: 2 ** 30 }), fc.boolean())
+  .map(([n, seed, wide]) => {
+    let x = seed;
+    let s = "";
+    for (let i = 0; i < n; i++) {
+      x = (x * 1103515245 + 12345) % 2 ** 31;
+      s += wide && i % 7 === 0 ? String.fromCharCode(0x4e00 + (x % 2000)) : String.fromCharCode(97 + (x % 26));
+    }
+    return plainString(s);
+  });
 
 // ---- numbers and other scalars ----
 
@@ -181,16 +215,38 @@ export const isJsonNumber = (t: string) => JSON_NUMBER.test(t);
 export function numberPiece(text: string): Piece {
   if (!isJsonNumber(text)) throw new Error(`test bug: ${text} is not a JSON number`);
   const n = Number(text);
-  return { segs: [text], id: `n:${text}`, val: Number.isFinite(n) && String(n) === text ? n : text, unstorable: false, badUtf8: false, literalFffd: false, conflict: false, depth: 0, num: text };
+  return {
+    segs: [text],
+    id: `n:${text}`,
+    val: Number.isFinite(n) && String(n) === text ? n : text,
+    unstorable: false,
+    badUtf8: false,
+    literalFffd: false,
+    conflict: false,
+    depth: 0,
+    num: text,
+  };
 }
 
-export const literal = (v: true | false | null): Piece => ({ segs: [String(v)], id: `l:${v}`, val: v, unstorable: false, badUtf8: false, literalFffd: false, conflict: false, depth: 0 });
+export const literal = (v: true | false | null): Piece => ({
+  segs: [String(v)],
+  id: `l:${v}`,
+  val: v,
+  unstorable: false,
+  badUtf8: false,
+  literalFffd: false,
+  conflict: false,
+  depth: 0,
+});
 
 /** Text as a JSON string (some spelling) or, when JSON allows it, as a bare number. */
 export const numericText = (text: string, bare: "maybe" | "never" = "maybe"): fc.Arbitrary<Piece> =>
-  bare === "maybe" && isJsonNumber(text) ? fc.oneof(fc.constant(numberPiece(text)), spelledString(text)) : spelledString(text);
+  bare === "maybe" && isJsonNumber(text)
+    ? fc.oneof(fc.constant(numberPiece(text)), spelledString(text))
+    : spelledString(text);
 
-const digitString = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
+const digitString = (min: number, max: number) =>
+  fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
 
 // ---- composite values ----
 
@@ -198,7 +254,14 @@ export function arrayPiece(items: Piece[], ws = ""): Piece {
   const segs: Seg[] = ["["];
   for (const [i, p] of items.entries()) segs.push(...(i ? [",", ws] : [ws]), ...p.segs);
   segs.push(ws, "]");
-  return combine(segs, () => `a:[${items.map((p) => p.id).join(",")}]`, items.map((p) => p.val), items, [], 1 + Math.max(0, ...items.map((p) => p.depth)));
+  return combine(
+    segs,
+    () => `a:[${items.map((p) => p.id).join(",")}]`,
+    items.map((p) => p.val),
+    items,
+    [],
+    1 + Math.max(0, ...items.map((p) => p.depth)),
+  );
 }
 
 export interface Member {
@@ -209,7 +272,8 @@ export interface Member {
 /** An object; keys may repeat: equal values are one member, different values a conflict. */
 export function objectPiece(members: Member[], ws = ""): Piece {
   const segs: Seg[] = ["{"];
-  for (const [i, m] of members.entries()) segs.push(...(i ? [",", ws] : [ws]), ...m.key.segs, ws, ":", ws, ...m.value.segs);
+  for (const [i, m] of members.entries())
+    segs.push(...(i ? [",", ws] : [ws]), ...m.key.segs, ws, ":", ws, ...m.value.segs);
   segs.push(ws, "}");
   const val: Record<string, unknown> = {};
   const values = new Map<string, Piece>();
@@ -221,8 +285,19 @@ export function objectPiece(members: Member[], ws = ""): Piece {
     values.set(k, m.value);
     Object.defineProperty(val, k, { value: m.value.val, enumerable: true, writable: true, configurable: true });
   }
-  const id = () => `o:{${[...values].map(([k, v]) => `${JSON.stringify(k)}:${v.id}`).sort().join(",")}}`;
-  const p = combine(segs, id, val, members.map((m) => m.value), members.map((m) => m.key), 1 + Math.max(0, ...members.map((m) => m.value.depth)));
+  const id = () =>
+    `o:{${[...values]
+      .map(([k, v]) => `${JSON.stringify(k)}:${v.id}`)
+      .sort()
+      .join(",")}}`;
+  const p = combine(
+    segs,
+    id,
+    val,
+    members.map((m) => m.value),
+    members.map((m) => m.key),
+    1 + Math.max(0, ...members.map((m) => m.value.depth)),
+  );
   p.conflict ||= conflict;
   return p;
 }
@@ -248,25 +323,79 @@ function combine(segs: Seg[], id: () => string, val: unknown, values: Piece[], k
 
 /** Arrays nested this deep around an empty array. */
 export function nested(depth: number): Piece {
-  return { segs: ["[".repeat(depth), "]".repeat(depth)], id: `nested:${depth}`, val: JSON.parse("[".repeat(depth) + "]".repeat(depth)), unstorable: false, badUtf8: false, literalFffd: false, conflict: false, depth };
+  return {
+    segs: ["[".repeat(depth), "]".repeat(depth)],
+    id: `nested:${depth}`,
+    val: JSON.parse("[".repeat(depth) + "]".repeat(depth)),
+    unstorable: false,
+    badUtf8: false,
+    literalFffd: false,
+    conflict: false,
+    depth,
+  };
 }
 
 const scalar: fc.Arbitrary<Piece> = fc.oneof(
   { weight: 4, arbitrary: jsonString({ maxLength: 8 }) },
-  { weight: 3, arbitrary: fc.oneof(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map((b) => b.toString()), fc.constantFrom("0", "-0", "1e-7", "2.5E+3", "1.0", "0.1", "123456789012345678901234", "18446744073709551617", "1E400", "-1e-400", "9007199254740993")).map(numberPiece) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .oneof(
+        fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map((b) => b.toString()),
+        fc.constantFrom(
+          "0",
+          "-0",
+          "1e-7",
+          "2.5E+3",
+          "1.0",
+          "0.1",
+          "123456789012345678901234",
+          "18446744073709551617",
+          "1E400",
+          "-1e-400",
+          "9007199254740993",
+        ),
+      )
+      .map(numberPiece),
+  },
   { weight: 1, arbitrary: fc.constantFrom(literal(true), literal(false), literal(null)) },
 );
 
-const EXTRA_KEYS = ["tradeSide", "note", "__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "", "billid", "CTIME", "items"];
+const EXTRA_KEYS = [
+  "tradeSide",
+  "note",
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "",
+  "billid",
+  "CTIME",
+  "items",
+];
 
 /** An unknown extra value: any JSON, sometimes nested deep (still below the parser's depth cap). */
 export const extraValue: fc.Arbitrary<Piece> = fc.oneof(
-  { weight: 8, arbitrary: fc.letrec<{ v: Piece }>((tie) => ({ v: fc.oneof({ depthSize: "small", withCrossShrink: true }, scalar, fc.array(tie("v"), { maxLength: 3 }).map((a) => arrayPiece(a)), fc.array(fc.record({ key: extraKey(), value: tie("v") }), { maxLength: 3 }).map((m) => objectPiece(m))) })).v },
+  {
+    weight: 8,
+    arbitrary: fc.letrec<{ v: Piece }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: "small", withCrossShrink: true },
+        scalar,
+        fc.array(tie("v"), { maxLength: 3 }).map((a) => arrayPiece(a)),
+        fc.array(fc.record({ key: extraKey(), value: tie("v") }), { maxLength: 3 }).map((m) => objectPiece(m)),
+      ),
+    })).v,
+  },
   { weight: 1, arbitrary: fc.integer({ min: 20, max: 900 }).map(nested) },
 );
 
 export function extraKey(): fc.Arbitrary<Piece> {
-  return fc.oneof({ weight: 3, arbitrary: jsonString({ maxLength: 6 }) }, { weight: 1, arbitrary: fc.constantFrom(...EXTRA_KEYS).chain(spelledString) });
+  return fc.oneof(
+    { weight: 3, arbitrary: jsonString({ maxLength: 6 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...EXTRA_KEYS).chain(spelledString) },
+  );
 }
 
 // ---- the decimal, id and time oracles ----
@@ -313,26 +442,84 @@ export interface Scalar<T> {
   expected: T | undefined;
 }
 
-const withExpected = <T>(arb: fc.Arbitrary<Piece>, expect: (p: Piece) => T | undefined): fc.Arbitrary<Scalar<T>> => arb.map((piece) => ({ piece, expected: piece.badUtf8 || piece.unstorable ? undefined : expect(piece) }));
+const withExpected = <T>(arb: fc.Arbitrary<Piece>, expect: (p: Piece) => T | undefined): fc.Arbitrary<Scalar<T>> =>
+  arb.map((piece) => ({ piece, expected: piece.badUtf8 || piece.unstorable ? undefined : expect(piece) }));
 
 const textOf = (p: Piece) => p.str ?? p.num;
 
-const WRONG_TYPES: Piece[] = [literal(null), literal(true), literal(false), arrayPiece([]), objectPiece([]), arrayPiece([plainString("1")]), objectPiece([{ key: plainString("value"), value: plainString("1") }])];
+const WRONG_TYPES: Piece[] = [
+  literal(null),
+  literal(true),
+  literal(false),
+  arrayPiece([]),
+  objectPiece([]),
+  arrayPiece([plainString("1")]),
+  objectPiece([{ key: plainString("value"), value: plainString("1") }]),
+];
 
 const plainDecimalText = fc
-  .record({ sign: fc.constantFrom("", "", "", "-", "+"), int: digitString(0, 22), dot: fc.boolean(), frac: digitString(0, 22) })
+  .record({
+    sign: fc.constantFrom("", "", "", "-", "+"),
+    int: digitString(0, 22),
+    dot: fc.boolean(),
+    frac: digitString(0, 22),
+  })
   .map((r) => `${r.sign}${r.int}${r.dot ? `.${r.frac}` : ""}`);
 
 const exponentText = fc
-  .record({ mantissa: plainDecimalText, e: fc.constantFrom("e", "E"), sign: fc.constantFrom("", "+", "-"), exp: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 40 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 25_000 }) }) })
+  .record({
+    mantissa: plainDecimalText,
+    e: fc.constantFrom("e", "E"),
+    sign: fc.constantFrom("", "+", "-"),
+    exp: fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 0, max: 40 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 25_000 }) },
+    ),
+  })
   .map((r) => `${r.mantissa}${r.e}${r.sign}${r.exp}`);
 
 const hugeDecimalText = fc.oneof(
-  fc.tuple(fc.constantFrom("", "-"), digitString(1000, 1000), digitString(0, 1000)).map(([s, i, f]) => `${s}${i}${f ? `.${f}` : ""}`),
-  fc.constantFrom(`0.${"1".repeat(16_383)}`, `0.${"1".repeat(16_384)}`, `1e-16383`, `1.0e-16383`, `1e20000`, `1e20001`, `-0.${"0".repeat(5000)}1`),
+  fc
+    .tuple(fc.constantFrom("", "-"), digitString(1000, 1000), digitString(0, 1000))
+    .map(([s, i, f]) => `${s}${i}${f ? `.${f}` : ""}`),
+  fc.constantFrom(
+    `0.${"1".repeat(16_383)}`,
+    `0.${"1".repeat(16_384)}`,
+    `1e-16383`,
+    `1.0e-16383`,
+    `1e20000`,
+    `1e20001`,
+    `-0.${"0".repeat(5000)}1`,
+  ),
 );
 
-const BAD_DECIMALS = ["NaN", "Infinity", "-Infinity", "1,5", " 1", "1 ", "", "0x1F", "1e", "e5", "1.2.3", "١٢", "1_000", "--1", "+-1", "1e+", ".", "-", "+", "1e2.5", "∞", "1e99999999999999999999", "0.5.", "12abc", "\u00a01"];
+const BAD_DECIMALS = [
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "1,5",
+  " 1",
+  "1 ",
+  "",
+  "0x1F",
+  "1e",
+  "e5",
+  "1.2.3",
+  "١٢",
+  "1_000",
+  "--1",
+  "+-1",
+  "1e+",
+  ".",
+  "-",
+  "+",
+  "1e2.5",
+  "∞",
+  "1e99999999999999999999",
+  "0.5.",
+  "12abc",
+  "\u00a01",
+];
 const ZEROES = ["0", "-0", "-0.0", "-0e5", "-.0", "-00.000", "+0", "0e-3", "-0E+0", "000", "0.000"];
 
 /** A decimal (amount, balance, fillFee) in every spelling, valid or not, with what it must parse to. */
@@ -341,7 +528,10 @@ export const decimalField: fc.Arbitrary<Scalar<string>> = withExpected(
     { weight: 10, arbitrary: plainDecimalText.chain((t) => numericText(t)) },
     { weight: 3, arbitrary: exponentText.chain((t) => numericText(t)) },
     { weight: 2, arbitrary: fc.constantFrom(...ZEROES).chain((t) => numericText(t)) },
-    { weight: 1, arbitrary: hugeDecimalText.map((t) => (isJsonNumber(t) && t.length % 2 ? numberPiece(t) : plainString(t))) },
+    {
+      weight: 1,
+      arbitrary: hugeDecimalText.map((t) => (isJsonNumber(t) && t.length % 2 ? numberPiece(t) : plainString(t))),
+    },
     { weight: 2, arbitrary: fc.constantFrom(...BAD_DECIMALS).chain((t) => spelledString(t)) },
     { weight: 1, arbitrary: fc.constantFrom(...WRONG_TYPES) },
     { weight: 1, arbitrary: jsonString({ maxLength: 4 }) },
@@ -355,9 +545,25 @@ export const decimalField: fc.Arbitrary<Scalar<string>> = withExpected(
 /** Bill ids: digits (past 2^53 and 2^64, up to 78), as strings or bare numbers; and what is not an id. */
 export const idField: fc.Arbitrary<Scalar<string>> = withExpected(
   fc.oneof(
-    { weight: 10, arbitrary: fc.bigInt({ min: 1n, max: 10n ** 40n }).map((b) => b.toString()).chain((t) => numericText(t)) },
-    { weight: 2, arbitrary: fc.constantFrom("9007199254740993", "18446744073709551617", "686960019383517338", "9".repeat(78), "0", "007").chain((t) => numericText(t)) },
-    { weight: 2, arbitrary: fc.constantFrom("9".repeat(79), "-5", "1.5", "1e5", "1.0", "", " 1", "+1", "0x10", "1 2").chain((t) => numericText(t)) },
+    {
+      weight: 10,
+      arbitrary: fc
+        .bigInt({ min: 1n, max: 10n ** 40n })
+        .map((b) => b.toString())
+        .chain((t) => numericText(t)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom("9007199254740993", "18446744073709551617", "686960019383517338", "9".repeat(78), "0", "007")
+        .chain((t) => numericText(t)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .constantFrom("9".repeat(79), "-5", "1.5", "1e5", "1.0", "", " 1", "+1", "0x10", "1 2")
+        .chain((t) => numericText(t)),
+    },
     { weight: 1, arbitrary: fc.constantFrom(...WRONG_TYPES) },
   ),
   (p) => {
@@ -370,8 +576,29 @@ export const idField: fc.Arbitrary<Scalar<string>> = withExpected(
 export const timeField = (fromMs: number, toMs: number): fc.Arbitrary<Scalar<number>> =>
   withExpected(
     fc.oneof(
-      { weight: 12, arbitrary: fc.integer({ min: fromMs, max: toMs }).map(String).chain((t) => numericText(t)) },
-      { weight: 2, arbitrary: fc.constantFrom("1", String(MAX_DATE_MS), String(MAX_DATE_MS + 1), "0", "-1", "1e12", "1700000000000.5", "17000000000000000000000", "").chain((t) => numericText(t)) },
+      {
+        weight: 12,
+        arbitrary: fc
+          .integer({ min: fromMs, max: toMs })
+          .map(String)
+          .chain((t) => numericText(t)),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .constantFrom(
+            "1",
+            String(MAX_DATE_MS),
+            String(MAX_DATE_MS + 1),
+            "0",
+            "-1",
+            "1e12",
+            "1700000000000.5",
+            "17000000000000000000000",
+            "",
+          )
+          .chain((t) => numericText(t)),
+      },
       { weight: 1, arbitrary: fc.constantFrom(...WRONG_TYPES) },
     ),
     (p) => {

@@ -22,7 +22,6 @@ function onExit(fn: () => void): () => void {
   return () => exitHooks.delete(fn);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // PostgreSQL
 
@@ -57,7 +56,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const asRoot = userInfo().uid === 0;
   // PostgreSQL refuses to run as root: as root, its commands run as the postgres user.
   const run = (cmd: string, args: string[]) => {
-    const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", join(bin, cmd), ...args]] : [join(bin, cmd), args];
+    const [file, argv] = asRoot
+      ? ["runuser", ["-u", "postgres", "--", join(bin, cmd), ...args]]
+      : [join(bin, cmd), args];
     const r = spawnSync(file, argv, { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (${r.status}): ${r.stderr || r.stdout}`);
     return r.stdout;
@@ -84,7 +85,15 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     running = false;
   };
   const unhook = onExit(() => {
-    if (running) spawnSync(asRoot ? "runuser" : join(bin, "pg_ctl"), [...(asRoot ? ["-u", "postgres", "--", join(bin, "pg_ctl")] : []), "-D", data, "-m", "immediate", "stop"]);
+    if (running)
+      spawnSync(asRoot ? "runuser" : join(bin, "pg_ctl"), [
+        ...(asRoot ? ["-u", "postgres", "--", join(bin, "pg_ctl")] : []),
+        "-D",
+        data,
+        "-m",
+        "immediate",
+        "stop",
+      ]);
     rmSync(dir, { recursive: true, force: true });
   });
   await start();
@@ -130,7 +139,22 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const start = async () => {
     child = spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"],
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        dir,
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--maxmemory-policy",
+        "noeviction",
+      ],
       { stdio: "ignore" },
     );
     await waitForPort(port);

@@ -37,8 +37,16 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<P
   return startCli(["worker"], { ...env, METRICS_PORT: String(await freePort()) });
 }
 
-export function startBackfillProcess(env: Record<string, string>, fromMs: number, toMs: number, windowHours: number): Proc {
-  return startCli(["backfill", "--from", String(fromMs), "--to", String(toMs), "--window-hours", String(windowHours)], env);
+export function startBackfillProcess(
+  env: Record<string, string>,
+  fromMs: number,
+  toMs: number,
+  windowHours: number,
+): Proc {
+  return startCli(
+    ["backfill", "--from", String(fromMs), "--to", String(toMs), "--window-hours", String(windowHours)],
+    env,
+  );
 }
 
 export type LogLine = { level: number; msg: string; time?: string } & Record<string, unknown>;

@@ -19,30 +19,53 @@ afterAll(async () => {
   await t.close();
 });
 
-const sources = (account: string) => t.db.$queryRawUnsafe<{ source: string; n: number }[]>("SELECT source, count(*)::int AS n FROM bills WHERE account_name = $1 GROUP BY source ORDER BY source", account);
+const sources = (account: string) =>
+  t.db.$queryRawUnsafe<{ source: string; n: number }[]>(
+    "SELECT source, count(*)::int AS n FROM bills WHERE account_name = $1 GROUP BY source ORDER BY source",
+    account,
+  );
 
 describe("bills through the v3 income endpoint", () => {
-  it.each(["desc", "asc"] as const)("backfills exactly the truth (%s, 150-bill milliseconds, 3% faults), one request per 100 bills", async (incomeOrdering) => {
-    const sandbox = await startSandbox({ seed: 21, billCount: 3000, limits: null, incomeOrdering, bursts: 2, burstSize: 150, faults: { rate: 0.03, kinds: ["429", "500-html", "truncated", "reset"] } });
-    const account = `v3_${incomeOrdering}`;
-    try {
-      const s = await syncFromSandbox(t.db, sandbox, account, { source: "v3" });
-      const truth = sandbox.truth();
-      expect(await storedBills(t.db, account)).toEqual(asRows(truth));
-      expect(s).toMatchObject({ inserted: truth.length, revised: 0, quarantined: 0 });
-      expect(await sources(account)).toEqual([{ source: "v3", n: truth.length }]);
-      // Every page but each range's last is full: about one request per 100 bills.
-      expect(s.requests).toBeLessThanOrEqual(Math.ceil(truth.length / 100) + 2);
-      const again = await syncFromSandbox(t.db, sandbox, account, { source: "v3", fromMs: truth[0]!.cTimeMs });
-      expect(again).toMatchObject({ inserted: 0, revised: 0 });
-    } finally {
-      await sandbox.close();
-    }
-  });
+  it.each(["desc", "asc"] as const)(
+    "backfills exactly the truth (%s, 150-bill milliseconds, 3% faults), one request per 100 bills",
+    async (incomeOrdering) => {
+      const sandbox = await startSandbox({
+        seed: 21,
+        billCount: 3000,
+        limits: null,
+        incomeOrdering,
+        bursts: 2,
+        burstSize: 150,
+        faults: { rate: 0.03, kinds: ["429", "500-html", "truncated", "reset"] },
+      });
+      const account = `v3_${incomeOrdering}`;
+      try {
+        const s = await syncFromSandbox(t.db, sandbox, account, { source: "v3" });
+        const truth = sandbox.truth();
+        expect(await storedBills(t.db, account)).toEqual(asRows(truth));
+        expect(s).toMatchObject({ inserted: truth.length, revised: 0, quarantined: 0 });
+        expect(await sources(account)).toEqual([{ source: "v3", n: truth.length }]);
+        // Every page but each range's last is full: about one request per 100 bills.
+        expect(s.requests).toBeLessThanOrEqual(Math.ceil(truth.length / 100) + 2);
+        const again = await syncFromSandbox(t.db, sandbox, account, { source: "v3", fromMs: truth[0]!.cTimeMs });
+        expect(again).toMatchObject({ inserted: 0, revised: 0 });
+      } finally {
+        await sandbox.close();
+      }
+    },
+  );
 
   it("splits a history longer than 100 days into ranges, and keeps to the exchange's history depth", async () => {
     const now = Date.now();
-    const sandbox = await startSandbox({ seed: 22, billCount: 1500, limits: null, startMs: now - 250 * DAY, endMs: now - 1000, historyDays: 200, refusalStatus: 200 });
+    const sandbox = await startSandbox({
+      seed: 22,
+      billCount: 1500,
+      limits: null,
+      startMs: now - 250 * DAY,
+      endMs: now - 1000,
+      historyDays: 200,
+      refusalStatus: 200,
+    });
     try {
       const s = await syncFromSandbox(t.db, sandbox, "v3_long", { source: "v3" });
       const horizon = sandbox.retrievableFromMs()!;
@@ -67,7 +90,10 @@ describe("bills through the v3 income endpoint", () => {
       const watch = setInterval(() => sandbox.stats().incomeRequests >= 5 && stop.abort(new Error("crash")), 1);
       await expect(syncFromSandbox(t.db, sandbox, account, { source: "v3", signal: stop.signal })).rejects.toThrow();
       clearInterval(watch);
-      const resume = await t.db.$queryRawUnsafe<{ resume: { nextKey: unknown } | null }[]>("SELECT resume FROM sync_state WHERE account_name = $1 AND stream = 'bills'", account);
+      const resume = await t.db.$queryRawUnsafe<{ resume: { nextKey: unknown } | null }[]>(
+        "SELECT resume FROM sync_state WHERE account_name = $1 AND stream = 'bills'",
+        account,
+      );
       expect(resume[0]!.resume?.nextKey).toBeTruthy();
       const before = (await storedBills(t.db, account)).length;
       expect(before).toBeGreaterThanOrEqual(400);
@@ -87,7 +113,8 @@ describe("bills through the v3 income endpoint", () => {
     const account = "v3_switch";
     try {
       await syncFromSandbox(t.db, sandbox, account, { source: "v2" });
-      for (let i = 0; i < 20; i++) sandbox.appendBill({ amount: String(i + 1), businessType: i % 2 ? "transfer_in" : "position_funding" });
+      for (let i = 0; i < 20; i++)
+        sandbox.appendBill({ amount: String(i + 1), businessType: i % 2 ? "transfer_in" : "position_funding" });
       await syncFromSandbox(t.db, sandbox, account, { source: "v3" });
       for (let i = 0; i < 20; i++) sandbox.appendBill({ amount: `-${i + 1}` });
       await syncFromSandbox(t.db, sandbox, account, { source: "v2" });
@@ -96,7 +123,10 @@ describe("bills through the v3 income endpoint", () => {
       const bySource = Object.fromEntries((await sources(account)).map((r) => [r.source, r.n]));
       expect(bySource).toEqual({ v2: truth.length - 20, v3: 20 });
       // v3 filled the transfer reasons it read; v2 (which leaves them out) kept them.
-      const reasons = await t.db.$queryRawUnsafe<{ n: number }[]>("SELECT count(*)::int AS n FROM bills WHERE account_name = $1 AND transfer_reason = 'USER_TRANSFER'", account);
+      const reasons = await t.db.$queryRawUnsafe<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM bills WHERE account_name = $1 AND transfer_reason = 'USER_TRANSFER'",
+        account,
+      );
       expect(reasons[0]!.n).toBeGreaterThanOrEqual(10);
     } finally {
       await sandbox.close();
@@ -106,7 +136,13 @@ describe("bills through the v3 income endpoint", () => {
   it("is what `sync --once` reads with BILLS_SOURCE=v3", async () => {
     const sandbox = await startSandbox({ seed: 25, billCount: 800, limits: null });
     try {
-      const env = { DATABASE_URL: t.url, ...sandboxExchangeEnv(sandbox.url), ACCOUNT_NAME: "v3_cli", BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs), BILLS_SOURCE: "v3" };
+      const env = {
+        DATABASE_URL: t.url,
+        ...sandboxExchangeEnv(sandbox.url),
+        ACCOUNT_NAME: "v3_cli",
+        BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
+        BILLS_SOURCE: "v3",
+      };
       const r = await runCli(["sync", "--once", "--json"], env);
       expect(r.code, r.stderr).toBe(0);
       expect(sandbox.stats()).toMatchObject({ billsRequests: 0 });
@@ -120,7 +156,14 @@ describe("bills through the v3 income endpoint", () => {
 
   it("incremental runs pick up new bills and late ones within the lookback; a page cap changes nothing", async () => {
     const now = Date.now();
-    const sandbox = await startSandbox({ seed: 26, billCount: 900, limits: null, startMs: now - 3 * DAY, endMs: now - 60_000, pageCap: 30 });
+    const sandbox = await startSandbox({
+      seed: 26,
+      billCount: 900,
+      limits: null,
+      startMs: now - 3 * DAY,
+      endMs: now - 60_000,
+      pageCap: 30,
+    });
     const account = "v3_incremental";
     try {
       await syncFromSandbox(t.db, sandbox, account, { source: "v3", lookbackMs: 600_000 });
@@ -161,7 +204,9 @@ describe("bills through the v3 income endpoint", () => {
       run.signal("SIGKILL");
       await run.exited;
       const kept = (await storedBills(t.db, "v3_sigkill")).length;
-      const resume = await t.db.$queryRawUnsafe<{ resume: { nextKey: unknown } | null }[]>("SELECT resume FROM sync_state WHERE account_name = 'v3_sigkill' AND stream = 'bills'");
+      const resume = await t.db.$queryRawUnsafe<{ resume: { nextKey: unknown } | null }[]>(
+        "SELECT resume FROM sync_state WHERE account_name = 'v3_sigkill' AND stream = 'bills'",
+      );
       expect(kept).toBeGreaterThanOrEqual(1000);
       expect(resume[0]!.resume?.nextKey).toBeTruthy();
       await new Promise((r) => setTimeout(r, limits.windowMs)); // the killed run's window passes
@@ -171,7 +216,9 @@ describe("bills through the v3 income endpoint", () => {
       expect(await storedBills(t.db, "v3_sigkill")).toEqual(asRows(sandbox.truth()));
       // The pages committed before the kill were not asked again (a page in flight may be).
       expect(sandbox.stats().incomeRequests).toBeLessThanOrEqual(Math.ceil((4000 - kept) / 100) + 2);
-      const runs = await t.db.$queryRawUnsafe<{ outcome: string }[]>("SELECT outcome FROM sync_runs WHERE account_name = 'v3_sigkill' AND stream = 'bills' ORDER BY started_at");
+      const runs = await t.db.$queryRawUnsafe<{ outcome: string }[]>(
+        "SELECT outcome FROM sync_runs WHERE account_name = 'v3_sigkill' AND stream = 'bills' ORDER BY started_at",
+      );
       expect(runs.map((r) => r.outcome)).toEqual(["interrupted", "ok"]);
     } finally {
       await sandbox.close();

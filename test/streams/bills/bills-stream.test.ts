@@ -11,9 +11,15 @@ const logger = pino({ level: "silent" });
 const behaviours: ModelBehaviour[] = [];
 for (const ordering of ["asc", "desc", "newest-asc", "newest-shuffled", "by-id"] as const)
   for (const startInclusive of [true, false])
-    for (const endInclusive of [true, false]) behaviours.push({ ordering, startInclusive, endInclusive, sendsHasNextPage: ordering !== "asc" });
+    for (const endInclusive of [true, false])
+      behaviours.push({ ordering, startInclusive, endInclusive, sendsHasNextPage: ordering !== "asc" });
 
-async function run(all: Bill[], behaviour: ModelBehaviour, range: { fromMs: number; toMs: number; limit: number }, known: Bill[] = []) {
+async function run(
+  all: Bill[],
+  behaviour: ModelBehaviour,
+  range: { fromMs: number; toMs: number; limit: number },
+  known: Bill[] = [],
+) {
   const ex = modelExchange(all, behaviour);
   const stored = new Map<string, Bill>();
   const cursors: number[] = [];
@@ -28,7 +34,11 @@ async function run(all: Bill[], behaviour: ModelBehaviour, range: { fromMs: numb
       const src = [...stored.values(), ...known];
       const symbolsByCoin = new Map<string, string[]>();
       for (const b of src) symbolsByCoin.set(b.coin, [...new Set([...(symbolsByCoin.get(b.coin) ?? []), b.symbol])]);
-      return { coins: [...symbolsByCoin.keys()], symbolsByCoin, businessTypes: [...new Set(src.map((b) => b.businessType))] };
+      return {
+        coins: [...symbolsByCoin.keys()],
+        symbolsByCoin,
+        businessTypes: [...new Set(src.map((b) => b.businessType))],
+      };
     },
     logger,
   });
@@ -41,12 +51,21 @@ describe("bills paging", () => {
   it.each(behaviours)("fetches exactly the bills in range under %j (property)", async (behaviour) => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.integer({ min: 1, max: 5000 }), fc.constantFrom("USDT", "USDC"), fc.constantFrom(...BUSINESS_TYPES.slice(0, 4))), { maxLength: 300 }),
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 1, max: 5000 }),
+            fc.constantFrom("USDT", "USDC"),
+            fc.constantFrom(...BUSINESS_TYPES.slice(0, 4)),
+          ),
+          { maxLength: 300 },
+        ),
         fc.integer({ min: 0, max: 2000 }),
         fc.integer({ min: 2000, max: 5000 }),
         fc.integer({ min: 2, max: 12 }),
         async (spec, fromMs, toMs, limit) => {
-          const all = spec.map(([t, coin, businessType], i) => bill(i, t, { coin, businessType, symbol: `cmt_${i % 3}` }));
+          const all = spec.map(([t, coin, businessType], i) =>
+            bill(i, t, { coin, businessType, symbol: `cmt_${i % 3}` }),
+          );
           const expected = all.filter((b) => b.cTimeMs >= fromMs && b.cTimeMs <= toMs);
           let result: Awaited<ReturnType<typeof run>>;
           try {
@@ -85,20 +104,34 @@ describe("bills paging", () => {
     );
   });
 
-  it.each(behaviours)("splits a same-millisecond burst larger than a page by type, coin and symbol under %j", async (behaviour) => {
-    const all: Bill[] = [];
-    let id = 0;
-    // Positions opened earlier (so their symbols are known), then one funding instant with 250 bills.
-    for (let s = 0; s < 70; s++) all.push(bill(id++, 1000 + s, { symbol: `cmt_s${s}`, coin: s % 2 ? "USDC" : "USDT" }));
-    for (let s = 0; s < 70; s++) for (const side of [0, 1]) if (all.length < 70 + 250) all.push(bill(id++, 5000, { businessType: "position_funding", symbol: `cmt_s${s}`, coin: s % 2 ? "USDC" : "USDT", amount: String(side) }));
-    for (let k = 0; k < 30; k++) all.push(bill(id++, 5000, { businessType: "margin_move_in", symbol: `cmt_s${k}` }));
-    all.push(bill(id++, 4999), bill(id++, 5001)); // neighbours inside the padded query
-    const { stored, summary } = await run(all, behaviour, { fromMs: 0, toMs: 10_000, limit: 100 });
-    expect(ids(stored.values())).toEqual(ids(all));
-    expect(summary.splitMilliseconds).toBe(1);
-    // 130 USDT funding bills needed the symbol level: fetched, but honestly reported unproven.
-    expect(summary.unverifiedMilliseconds).toEqual([5000]);
-  });
+  it.each(behaviours)(
+    "splits a same-millisecond burst larger than a page by type, coin and symbol under %j",
+    async (behaviour) => {
+      const all: Bill[] = [];
+      let id = 0;
+      // Positions opened earlier (so their symbols are known), then one funding instant with 250 bills.
+      for (let s = 0; s < 70; s++)
+        all.push(bill(id++, 1000 + s, { symbol: `cmt_s${s}`, coin: s % 2 ? "USDC" : "USDT" }));
+      for (let s = 0; s < 70; s++)
+        for (const side of [0, 1])
+          if (all.length < 70 + 250)
+            all.push(
+              bill(id++, 5000, {
+                businessType: "position_funding",
+                symbol: `cmt_s${s}`,
+                coin: s % 2 ? "USDC" : "USDT",
+                amount: String(side),
+              }),
+            );
+      for (let k = 0; k < 30; k++) all.push(bill(id++, 5000, { businessType: "margin_move_in", symbol: `cmt_s${k}` }));
+      all.push(bill(id++, 4999), bill(id++, 5001)); // neighbours inside the padded query
+      const { stored, summary } = await run(all, behaviour, { fromMs: 0, toMs: 10_000, limit: 100 });
+      expect(ids(stored.values())).toEqual(ids(all));
+      expect(summary.splitMilliseconds).toBe(1);
+      // 130 USDT funding bills needed the symbol level: fetched, but honestly reported unproven.
+      expect(summary.unverifiedMilliseconds).toEqual([5000]);
+    },
+  );
 
   it.each(behaviours)("reports a burst split by businessType alone as proven complete under %j", async (behaviour) => {
     const all: Bill[] = [];
@@ -121,7 +154,9 @@ describe("bills paging", () => {
   it("fails loudly when a split misses bills whose symbol it cannot filter on", async () => {
     // 120 deposits at one instant with an empty symbol: symbol="" means "no filter" to the API.
     const all = Array.from({ length: 120 }, (_, i) => bill(i, 42, { businessType: "deposit", symbol: "" }));
-    await expect(run(all, behaviours[1]!, { fromMs: 0, toMs: 100, limit: 100 })).rejects.toThrow(UnsplittableMillisecondError);
+    await expect(run(all, behaviours[1]!, { fromMs: 0, toMs: 100, limit: 100 })).rejects.toThrow(
+      UnsplittableMillisecondError,
+    );
   });
 
   it("spends few requests on sparse history: windows grow", async () => {

@@ -8,7 +8,12 @@
 // the first learnt and persisted, and must still be exact.
 // One line per case on stdout: outcome, bills, requests per run (! = the run rejected), faults, time.
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { UNKNOWN_BUSINESS_TYPES, type Ordering, type Sandbox, type SandboxOptions } from "../../../src/sandbox/index.ts";
+import {
+  UNKNOWN_BUSINESS_TYPES,
+  type Ordering,
+  type Sandbox,
+  type SandboxOptions,
+} from "../../../src/sandbox/index.ts";
 import { behaviourLabel, DAY_MS, runCase, type Behaviours, type CaseSpec } from "../../support/conformance-oracle.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 
@@ -41,8 +46,25 @@ interface Shape {
 const DENSE: Shape = { name: "dense", billCount: 1200, days: 1 };
 const SPARSE: Shape = { name: "sparse", billCount: 600, days: 30 };
 
-type Switch = "historyDays" | "maxSpan" | "pageCap" | "hasNextAbsent" | "hasNextAlways" | "filterSkew" | "unknownTypes" | "ignoreTimeFilter";
-const SWITCHES: Switch[] = ["historyDays", "maxSpan", "pageCap", "hasNextAbsent", "hasNextAlways", "filterSkew", "unknownTypes", "ignoreTimeFilter"];
+type Switch =
+  | "historyDays"
+  | "maxSpan"
+  | "pageCap"
+  | "hasNextAbsent"
+  | "hasNextAlways"
+  | "filterSkew"
+  | "unknownTypes"
+  | "ignoreTimeFilter";
+const SWITCHES: Switch[] = [
+  "historyDays",
+  "maxSpan",
+  "pageCap",
+  "hasNextAbsent",
+  "hasNextAlways",
+  "filterSkew",
+  "unknownTypes",
+  "ignoreTimeFilter",
+];
 
 function behaviours(switches: Switch[], shape: Shape, refusalStatus: 200 | 400): Behaviours {
   const b: Behaviours = {};
@@ -60,7 +82,13 @@ function behaviours(switches: Switch[], shape: Shape, refusalStatus: 200 | 400):
   return b;
 }
 
-function options(shape: Shape, seed: number, ordering: Ordering, [startInclusive, endInclusive]: [boolean, boolean], b: Behaviours): SandboxOptions {
+function options(
+  shape: Shape,
+  seed: number,
+  ordering: Ordering,
+  [startInclusive, endInclusive]: [boolean, boolean],
+  b: Behaviours,
+): SandboxOptions {
   const endMs = NOW - 60_000;
   return {
     seed,
@@ -86,7 +114,10 @@ interface MatrixCase {
 }
 
 const cases: MatrixCase[] = [];
-const configs: Switch[][] = [...SWITCHES.map((s) => [s]), ...SWITCHES.flatMap((a, i) => SWITCHES.slice(i + 1).map((b) => [a, b]))].filter(
+const configs: Switch[][] = [
+  ...SWITCHES.map((s) => [s]),
+  ...SWITCHES.flatMap((a, i) => SWITCHES.slice(i + 1).map((b) => [a, b])),
+].filter(
   // hasNext is one switch: absent and always do not pair.
   (c) => !(c.includes("hasNextAbsent") && c.includes("hasNextAlways")),
 );
@@ -97,18 +128,33 @@ const sync = { timeoutMs: 400 };
 // millisecond no filter can split (the one loud failure the spec already forces).
 for (const [o, ordering] of ORDERINGS.entries()) {
   const opts = options(DENSE, 10 + o, ordering, INCLUSIVITY[o]!, {});
-  cases.push({ name: `honest ${ordering} ${incl(opts)}`, spec: { options: opts, account: account(cases.length), sync } });
+  cases.push({
+    name: `honest ${ordering} ${incl(opts)}`,
+    spec: { options: opts, account: account(cases.length), sync },
+  });
 }
 {
   const opts = options(DENSE, 14, "desc", [true, true], { unsplittableBurst: true });
-  cases.push({ name: `unsplittableBurst desc ${incl(opts)}`, spec: { options: opts, account: account(cases.length), sync } });
+  cases.push({
+    name: `unsplittableBurst desc ${incl(opts)}`,
+    spec: { options: opts, account: account(cases.length), sync },
+  });
 }
 
 for (const [c, config] of configs.entries()) {
   const shape = config.includes("maxSpan") ? SPARSE : DENSE;
   for (const [o, ordering] of ORDERINGS.entries()) {
-    const opts = options(shape, 100 + cases.length, ordering, INCLUSIVITY[(c + o) % 4]!, behaviours(config, shape, (c + o) % 2 === 0 ? 200 : 400));
-    cases.push({ name: `${behaviourLabel(opts)} ${ordering} ${incl(opts)} ${shape.name}`, spec: { options: opts, account: account(cases.length), sync } });
+    const opts = options(
+      shape,
+      100 + cases.length,
+      ordering,
+      INCLUSIVITY[(c + o) % 4]!,
+      behaviours(config, shape, (c + o) % 2 === 0 ? 200 : 400),
+    );
+    cases.push({
+      name: `${behaviourLabel(opts)} ${ordering} ${incl(opts)} ${shape.name}`,
+      spec: { options: opts, account: account(cases.length), sync },
+    });
   }
 }
 
@@ -123,14 +169,31 @@ function typeSplitMillisecond(sandbox: Sandbox): void {
   const unknown: readonly string[] = UNKNOWN_BUSINESS_TYPES;
   const candidates = sandbox.truth().filter((b) => unknown.includes(b.businessType));
   const at = candidates[Math.floor(candidates.length / 2)]!.cTimeMs;
-  const types = ["position_open_long", "position_close_long", "position_open_short", "position_close_short", "margin_move_in"];
-  for (let i = 0; i < 150; i++) sandbox.appendBill({ cTimeMs: at, coin: "USDT", symbol: i % 2 ? "cmt_btcusdt" : "cmt_ethusdt", businessType: types[i % types.length]!, amount: "1.25", fillFee: "0" });
+  const types = [
+    "position_open_long",
+    "position_close_long",
+    "position_open_short",
+    "position_close_short",
+    "margin_move_in",
+  ];
+  for (let i = 0; i < 150; i++)
+    sandbox.appendBill({
+      cTimeMs: at,
+      coin: "USDT",
+      symbol: i % 2 ? "cmt_btcusdt" : "cmt_ethusdt",
+      businessType: types[i % types.length]!,
+      amount: "1.25",
+      fillFee: "0",
+    });
 }
 for (const [o, ordering] of ORDERINGS.entries()) {
   for (const pageCap of [undefined, 50]) {
     const b = { ...behaviours(["unknownTypes"], DENSE, 400), ...(pageCap ? { pageCap } : {}) };
     const opts = options(DENSE, 200 + cases.length, ordering, INCLUSIVITY[(o + (pageCap ? 1 : 0)) % 4]!, b);
-    cases.push({ name: `${behaviourLabel(opts)} + a type-split full millisecond ${ordering} ${incl(opts)} dense`, spec: { options: opts, account: account(cases.length), sync, prepare: typeSplitMillisecond } });
+    cases.push({
+      name: `${behaviourLabel(opts)} + a type-split full millisecond ${ordering} ${incl(opts)} dense`,
+      spec: { options: opts, account: account(cases.length), sync, prepare: typeSplitMillisecond },
+    });
   }
 }
 
@@ -138,7 +201,14 @@ for (const [o, ordering] of ORDERINGS.entries()) {
 // bills appended between the runs (deposits a few seconds old, inside the lookback).
 const repeats: MatrixCase[] = [];
 type Single = { switches: Switch[]; status: 200 | 400 };
-const singles: Single[] = SWITCHES.flatMap((s): Single[] => (s === "maxSpan" ? [{ switches: [s], status: 200 }, { switches: [s], status: 400 }] : [{ switches: [s], status: 400 }]));
+const singles: Single[] = SWITCHES.flatMap((s): Single[] =>
+  s === "maxSpan"
+    ? [
+        { switches: [s], status: 200 },
+        { switches: [s], status: 400 },
+      ]
+    : [{ switches: [s], status: 400 }],
+);
 for (const [i, { switches, status }] of singles.entries()) {
   const shape = switches.includes("maxSpan") ? SPARSE : DENSE;
   const opts = options(shape, 500 + i, ORDERINGS[i % 3]!, INCLUSIVITY[i % 4]!, behaviours(switches, shape, status));

@@ -31,16 +31,49 @@ const HOUR_MS = 3_600_000;
 
 /** History shapes; `days` is the span, ending `agoMs` before now (a horizon must cut it). */
 const shapeArb = fc.oneof(
-  fc.record({ shape: fc.constant("sparse" as const), billCount: fc.integer({ min: 300, max: 500 }), days: fc.integer({ min: 20, max: 90 }), bursts: fc.constant(0), burstSize: fc.constant(150) }),
-  fc.record({ shape: fc.constant("dense" as const), billCount: fc.integer({ min: 800, max: 1500 }), days: fc.constantFrom(0.25, 0.5, 1), bursts: fc.constant(0), burstSize: fc.constant(150) }),
-  fc.record({ shape: fc.constant("bursty" as const), billCount: fc.integer({ min: 800, max: 1500 }), days: fc.integer({ min: 2, max: 10 }), bursts: fc.integer({ min: 1, max: 3 }), burstSize: fc.integer({ min: 101, max: 160 }) }),
+  fc.record({
+    shape: fc.constant("sparse" as const),
+    billCount: fc.integer({ min: 300, max: 500 }),
+    days: fc.integer({ min: 20, max: 90 }),
+    bursts: fc.constant(0),
+    burstSize: fc.constant(150),
+  }),
+  fc.record({
+    shape: fc.constant("dense" as const),
+    billCount: fc.integer({ min: 800, max: 1500 }),
+    days: fc.constantFrom(0.25, 0.5, 1),
+    bursts: fc.constant(0),
+    burstSize: fc.constant(150),
+  }),
+  fc.record({
+    shape: fc.constant("bursty" as const),
+    billCount: fc.integer({ min: 800, max: 1500 }),
+    days: fc.integer({ min: 2, max: 10 }),
+    bursts: fc.integer({ min: 1, max: 3 }),
+    burstSize: fc.integer({ min: 101, max: 160 }),
+  }),
 );
 
-type Switch = "historyDays" | "maxSpan" | "pageCap" | "hasNext" | "filterSkew" | "unknownTypes" | "ignoreTimeFilter" | "unsplittableBurst";
+type Switch =
+  | "historyDays"
+  | "maxSpan"
+  | "pageCap"
+  | "hasNext"
+  | "filterSkew"
+  | "unknownTypes"
+  | "ignoreTimeFilter"
+  | "unsplittableBurst";
 // ignoreTimeFilter and the unsplittable millisecond end a run (by design): rarer than the others.
 const switchesArb = fc.tuple(
-  fc.subarray<Switch>(["historyDays", "maxSpan", "pageCap", "hasNext", "filterSkew", "unknownTypes"], { minLength: 1, maxLength: 3 }),
-  fc.oneof({ arbitrary: fc.constant<Switch[]>([]), weight: 6 }, { arbitrary: fc.constant<Switch[]>(["ignoreTimeFilter"]), weight: 1 }, { arbitrary: fc.constant<Switch[]>(["unsplittableBurst"]), weight: 1 }),
+  fc.subarray<Switch>(["historyDays", "maxSpan", "pageCap", "hasNext", "filterSkew", "unknownTypes"], {
+    minLength: 1,
+    maxLength: 3,
+  }),
+  fc.oneof(
+    { arbitrary: fc.constant<Switch[]>([]), weight: 6 },
+    { arbitrary: fc.constant<Switch[]>(["ignoreTimeFilter"]), weight: 1 },
+    { arbitrary: fc.constant<Switch[]>(["unsplittableBurst"]), weight: 1 },
+  ),
 );
 
 const paramsArb = fc.record({
@@ -75,7 +108,11 @@ function sandboxOptions(c: Case): SandboxOptions {
   const b: Behaviours = {};
   for (const s of c.switches) {
     if (s === "historyDays") b.historyDays = Number((shape.days * p.historyFraction).toFixed(3));
-    if (s === "maxSpan") Object.assign(b, { maxSpanMs: Math.max(60_000, Math.round(spanMs / p.spanDivisor)), refusalStatus: p.refusalStatus });
+    if (s === "maxSpan")
+      Object.assign(b, {
+        maxSpanMs: Math.max(60_000, Math.round(spanMs / p.spanDivisor)),
+        refusalStatus: p.refusalStatus,
+      });
     if (s === "pageCap") b.pageCap = p.pageCap;
     if (s === "hasNext") b.hasNext = p.hasNext;
     if (s === "filterSkew") b.filterSkewMs = p.filterSkewMs;
@@ -103,7 +140,9 @@ function sandboxOptions(c: Case): SandboxOptions {
 const only = process.env.CONFORMANCE_RUN === undefined ? undefined : Number(process.env.CONFORMANCE_RUN);
 
 describe("bills sync against random combinations of real-exchange behaviours (issue 14, property)", () => {
-  it(`is exact, unverified only where it says, or fails as promised (seed ${SEED}, ${NUM_RUNS} runs)`, { timeout: TIME_LIMIT_MS + 60_000 }, async () => {
+  it(`is exact, unverified only where it says, or fails as promised (seed ${SEED}, ${NUM_RUNS} runs)`, {
+    timeout: TIME_LIMIT_MS + 60_000,
+  }, async () => {
     const failures: string[] = [];
     let run = -1;
     let ran = 0;
@@ -114,13 +153,23 @@ describe("bills sync against random combinations of real-exchange behaviours (is
         const options = sandboxOptions(c);
         const incl = `${options.startInclusive ? "[" : "("}start,end${options.endInclusive ? "]" : ")"}`;
         const name = `#${run} ${behaviourLabel(options)} ${options.ordering} ${incl} ${c.shape.shape} ${options.billCount} bills/${c.shape.days} d${c.shape.bursts ? ` ${c.shape.bursts}x${c.shape.burstSize} bursts` : ""}`;
-        const r = await runCase(t.db, { options, account: `cp_${run}`, sync: { timeoutMs: 400 }, watchdog: { maxRequests: 1200, maxSeconds: 45 } }, name);
+        const r = await runCase(
+          t.db,
+          { options, account: `cp_${run}`, sync: { timeoutMs: 400 }, watchdog: { maxRequests: 1200, maxSeconds: 45 } },
+          name,
+        );
         ran++;
         process.stdout.write(`[property] ${r.line}\n`);
         if (r.verdict.problems.length > 0) failures.push(r.line);
       }),
       // No shrinking (endOnFailure): the property itself never fails; failures are collected.
-      { seed: SEED, numRuns: NUM_RUNS, endOnFailure: true, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false },
+      {
+        seed: SEED,
+        numRuns: NUM_RUNS,
+        endOnFailure: true,
+        interruptAfterTimeLimit: TIME_LIMIT_MS,
+        markInterruptAsFailure: false,
+      },
     );
     process.stdout.write(`[property] ${ran} runs made (of ${NUM_RUNS}), ${failures.length} failing\n`);
     expect(failures, failures.join("\n")).toEqual([]);

@@ -29,7 +29,14 @@ describe("an exchange filtering on a time after the bill's own", () => {
 
       // A bill just behind the cursor that the exchange files a little later: the next run's
       // lookback reads it.
-      const late = sandbox.appendBill({ cTimeMs: Date.now() - 1000, businessType: "deposit", coin: "USDT", symbol: "", amount: "3", fillFee: "0" });
+      const late = sandbox.appendBill({
+        cTimeMs: Date.now() - 1000,
+        businessType: "deposit",
+        coin: "USDT",
+        symbol: "",
+        amount: "3",
+        fillFee: "0",
+      });
       await syncFromSandbox(t.db, sandbox, "skew", { lookbackMs: 0 });
       expect((await storedBills(t.db, "skew")).some((b) => b.billId === late.billId)).toBe(true);
       expect(await storedBills(t.db, "skew")).toEqual(asRows(sandbox.truth()));

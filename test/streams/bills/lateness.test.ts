@@ -22,7 +22,15 @@ describe("bill lateness", () => {
     const client = sandboxClient(sandbox);
     const told: number[][] = [];
     const sync = () =>
-      syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "late", backfillFromMs: sandbox.truth()[0]!.cTimeMs, lookbackMs: 600_000, onLateness: (ms) => told.push(ms) });
+      syncAccountBills({
+        db: t.db,
+        client,
+        logger: pino({ level: "silent" }),
+        accountName: "late",
+        backfillFromMs: sandbox.truth()[0]!.cTimeMs,
+        lookbackMs: 600_000,
+        onLateness: (ms) => told.push(ms),
+      });
     try {
       await sync();
       expect(told).toEqual([]); // the first run: the whole history, old by design

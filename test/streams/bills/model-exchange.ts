@@ -30,21 +30,44 @@ export function modelExchange(all: Bill[], b: ModelBehaviour) {
         (!q.businessType || x.businessType === q.businessType),
     );
     let items =
-      b.ordering === "asc" ? match.slice(0, q.limit)
-      : b.ordering === "by-id" ? [...match].sort((x, y) => idRank(x) - idRank(y)).slice(0, q.limit)
-      : [...match].reverse().slice(0, q.limit);
+      b.ordering === "asc"
+        ? match.slice(0, q.limit)
+        : b.ordering === "by-id"
+          ? [...match].sort((x, y) => idRank(x) - idRank(y)).slice(0, q.limit)
+          : [...match].reverse().slice(0, q.limit);
     if (b.ordering === "newest-asc") items.reverse();
-    if (b.ordering === "newest-shuffled") items = items.map((x, i) => [(i * 7919) % 101, x] as const).sort((p, r) => p[0] - r[0]).map(([, x]) => x);
-    return { itemCount: items.length, hasNextPage: b.sendsHasNextPage ? match.length > items.length : undefined, bills: items, rejected: [], unknownBusinessTypes: [] };
+    if (b.ordering === "newest-shuffled")
+      items = items
+        .map((x, i) => [(i * 7919) % 101, x] as const)
+        .sort((p, r) => p[0] - r[0])
+        .map(([, x]) => x);
+    return {
+      itemCount: items.length,
+      hasNextPage: b.sendsHasNextPage ? match.length > items.length : undefined,
+      bills: items,
+      rejected: [],
+      unknownBusinessTypes: [],
+    };
   };
   return { fetchPage, calls };
 }
 
 /** A rank that scrambles ids against time (as if ids came from several shards). */
 function idRank(x: Bill): number {
-  return Number(BigInt(x.billId) % 7919n) * 7 % 7919;
+  return (Number(BigInt(x.billId) % 7919n) * 7) % 7919;
 }
 
 export function bill(id: number, cTimeMs: number, over: Partial<Bill> = {}): Bill {
-  return { billId: String(686960019383517338n + BigInt(id)), coin: "USDT", symbol: "cmt_btcusdt", businessType: "position_open_long", amount: "1", balance: "1", fillFee: "0", cTimeMs, raw: {}, ...over };
+  return {
+    billId: String(686960019383517338n + BigInt(id)),
+    coin: "USDT",
+    symbol: "cmt_btcusdt",
+    businessType: "position_open_long",
+    amount: "1",
+    balance: "1",
+    fillFee: "0",
+    cTimeMs,
+    raw: {},
+    ...over,
+  };
 }

@@ -11,7 +11,13 @@ import { PageTrust, type LyingHasNextPage } from "../../../src/streams/bills/pag
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
 
-const page = (itemCount: number, hasNextPage: boolean | undefined): BillsPage => ({ itemCount, hasNextPage, bills: [], rejected: [], unknownBusinessTypes: [] });
+const page = (itemCount: number, hasNextPage: boolean | undefined): BillsPage => ({
+  itemCount,
+  hasNextPage,
+  bills: [],
+  rejected: [],
+  unknownBusinessTypes: [],
+});
 
 function trustAfter(pages: BillsPage[]): { trust: PageTrust; lies: LyingHasNextPage[] } {
   const lies: LyingHasNextPage[] = [];
@@ -22,7 +28,13 @@ function trustAfter(pages: BillsPage[]): { trust: PageTrust; lies: LyingHasNextP
 
 describe("PageTrust", () => {
   it("an honest exchange never trips it: full pages say true, others false", () => {
-    const { trust, lies } = trustAfter([page(100, true), page(40, false), page(100, true), page(0, false), page(7, false)]);
+    const { trust, lies } = trustAfter([
+      page(100, true),
+      page(40, false),
+      page(100, true),
+      page(0, false),
+      page(7, false),
+    ]);
     expect(lies).toEqual([]);
     expect(trust.isFull(page(60, true))).toBe(true);
     expect(trust.isFull(page(99, false))).toBe(false);
@@ -30,7 +42,13 @@ describe("PageTrust", () => {
   });
 
   it("nor does an honest exchange that caps its pages below the limit (true only on pages cut at the cap)", () => {
-    const { trust, lies } = trustAfter([page(50, true), page(30, false), page(50, true), page(50, true), page(12, false)]);
+    const { trust, lies } = trustAfter([
+      page(50, true),
+      page(30, false),
+      page(50, true),
+      page(50, true),
+      page(12, false),
+    ]);
     expect(lies).toEqual([]);
     expect(trust.isFull(page(50, true))).toBe(true);
     expect(trust.facts()).toEqual({ pageSize: 50, pageSizeCapped: true, hasNextPage: "honest" });
@@ -69,7 +87,11 @@ describe("PageTrust", () => {
   });
 
   it("starts from what earlier runs learnt", () => {
-    const trust = new PageTrust(100, { ...NO_FACTS, pageSize: 40, pageSizeCapped: true, hasNextPage: "distrusted" }, () => undefined);
+    const trust = new PageTrust(
+      100,
+      { ...NO_FACTS, pageSize: 40, pageSizeCapped: true, hasNextPage: "distrusted" },
+      () => undefined,
+    );
     expect(trust.isFull(page(40, false))).toBe(true);
     expect(trust.isFull(page(39, true))).toBe(false);
     expect(trust.pageSizeSettled).toBe(true);
@@ -90,24 +112,27 @@ afterAll(async () => {
 });
 
 describe("bills sync against an exchange whose hasNextPage is true on every page", () => {
-  it.each(["desc", "asc", "newest-shuffled"] as Ordering[])("copies the history exactly (%s), at about an honest exchange's request count, and reports the field distrusted", async (ordering) => {
-    const options = { seed: 31, billCount: 3000, bursts: 2, ordering, limits: null };
-    const lying = await startSandbox({ ...options, hasNext: "always" });
-    const honest = await startSandbox(options);
-    try {
-      const lied = await syncFromSandbox(t.db, lying, `lies_${ordering}`);
-      expect(await storedBills(t.db, `lies_${ordering}`)).toEqual(asRows(lying.truth()));
-      expect(lied.hasNextPageDistrusted).toBe(true);
+  it.each(["desc", "asc", "newest-shuffled"] as Ordering[])(
+    "copies the history exactly (%s), at about an honest exchange's request count, and reports the field distrusted",
+    async (ordering) => {
+      const options = { seed: 31, billCount: 3000, bursts: 2, ordering, limits: null };
+      const lying = await startSandbox({ ...options, hasNext: "always" });
+      const honest = await startSandbox(options);
+      try {
+        const lied = await syncFromSandbox(t.db, lying, `lies_${ordering}`);
+        expect(await storedBills(t.db, `lies_${ordering}`)).toEqual(asRows(lying.truth()));
+        expect(lied.hasNextPageDistrusted).toBe(true);
 
-      const straight = await syncFromSandbox(t.db, honest, `honest_${ordering}`);
-      expect(straight.hasNextPageDistrusted).toBe(false);
-      // The bursts are no less proven than on the honest exchange.
-      expect(lied.unverifiedMilliseconds).toEqual(straight.unverifiedMilliseconds);
-      process.stdout.write(`hasNext always (${ordering}): ${lied.requests} requests; honest: ${straight.requests}\n`);
-      expect(lied.requests).toBeLessThanOrEqual(Math.ceil(straight.requests * 1.5));
-    } finally {
-      await lying.close();
-      await honest.close();
-    }
-  });
+        const straight = await syncFromSandbox(t.db, honest, `honest_${ordering}`);
+        expect(straight.hasNextPageDistrusted).toBe(false);
+        // The bursts are no less proven than on the honest exchange.
+        expect(lied.unverifiedMilliseconds).toEqual(straight.unverifiedMilliseconds);
+        process.stdout.write(`hasNext always (${ordering}): ${lied.requests} requests; honest: ${straight.requests}\n`);
+        expect(lied.requests).toBeLessThanOrEqual(Math.ceil(straight.requests * 1.5));
+      } finally {
+        await lying.close();
+        await honest.close();
+      }
+    },
+  );
 });

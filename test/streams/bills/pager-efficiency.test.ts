@@ -23,7 +23,12 @@ function clumpyHistory(n: number, spanMs: number, seed: number, fromMs = 1000): 
   return all;
 }
 
-async function requestsFor(all: Bill[], ordering: ModelBehaviour["ordering"], fromMs: number, toMs: number): Promise<number> {
+async function requestsFor(
+  all: Bill[],
+  ordering: ModelBehaviour["ordering"],
+  fromMs: number,
+  toMs: number,
+): Promise<number> {
   const ex = modelExchange(all, { ordering, startInclusive: true, endInclusive: true, sendsHasNextPage: true });
   const stored = new Set<string>();
   const summary = await syncBills(
@@ -32,9 +37,19 @@ async function requestsFor(all: Bill[], ordering: ModelBehaviour["ordering"], fr
       fetchPage: ex.fetchPage,
       commitWindows: async (w) => {
         for (const b of w.bills) stored.add(b.billId);
-        return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };
+        return {
+          inserted: w.bills.length,
+          revised: 0,
+          upserted: w.bills.length,
+          quarantined: 0,
+          insertedLatenessMs: [],
+        };
       },
-      knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]), businessTypes: [] }),
+      knownDimensions: async () => ({
+        coins: ["USDT"],
+        symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]),
+        businessTypes: [],
+      }),
       throttled: () => true,
       logger: pino({ level: "silent" }),
     },
@@ -61,7 +76,11 @@ describe("requests spent per page's worth of bills, one window at a time", () =>
 
   it("follows a density that changes tenfold, both ways", async () => {
     // Sparse, dense, sparse again: 2,000 bills per 10,000,000 ms, then 20,000 per 10,000,000 ms.
-    const all = [...clumpyHistory(2000, 10_000_000, 1), ...clumpyHistory(20_000, 10_000_000, 2, 10_001_000), ...clumpyHistory(2000, 10_000_000, 3, 20_001_000)].map((b, i) => ({ ...b, billId: bill(i, 0).billId }));
+    const all = [
+      ...clumpyHistory(2000, 10_000_000, 1),
+      ...clumpyHistory(20_000, 10_000_000, 2, 10_001_000),
+      ...clumpyHistory(2000, 10_000_000, 3, 20_001_000),
+    ].map((b, i) => ({ ...b, billId: bill(i, 0).billId }));
     const requests = await requestsFor(all, "desc", 0, 30_002_000);
     const ratio = requests / Math.ceil(all.length / LIMIT);
     console.log(`density x10 and back: ${requests} requests for ${all.length} bills = ${ratio.toFixed(2)} x pages`);

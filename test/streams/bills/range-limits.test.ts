@@ -7,7 +7,8 @@ import { RangeRefusedError } from "../../../src/streams/bills/errors.ts";
 import { HORIZON_MARGIN_MS, RangeLimits } from "../../../src/streams/bills/range-limits.ts";
 
 const DAY = 86_400_000;
-const refusal = (historyDays?: number, maxSpanDays?: number, msg = "refused") => new ExchangeTimeRangeRefusal("bills", 400, "-1170", msg, historyDays, maxSpanDays);
+const refusal = (historyDays?: number, maxSpanDays?: number, msg = "refused") =>
+  new ExchangeTimeRangeRefusal("bills", 400, "-1170", msg, historyDays, maxSpanDays);
 const q = (startTime: number, endTime: number): BillsQuery => ({ startTime, endTime, limit: 100 });
 
 /** An exchange keeping `historyMs` and refusing spans over `maxSpanMs`, for the narrow checks. */
@@ -39,7 +40,9 @@ describe("RangeLimits", () => {
   it("believes the stated history when the start was older, and clips queries to the horizon from then on", async () => {
     const limits = new RangeLimits(null, null);
     const now = Date.now();
-    expect(await limits.learn(q(now - 95 * DAY, now - 94 * DAY), refusal(90, 100), exchange(null, null).send)).toBe("later");
+    expect(await limits.learn(q(now - 95 * DAY, now - 94 * DAY), refusal(90, 100), exchange(null, null).send)).toBe(
+      "later",
+    );
     expect(limits.historyMs).toBe(90 * DAY);
     const from = limits.retrievableFromMs(Date.now())!;
     expect(Math.abs(from - (Date.now() - 90 * DAY + HORIZON_MARGIN_MS))).toBeLessThan(50);
@@ -54,7 +57,9 @@ describe("RangeLimits", () => {
     const now = Date.now();
     // Only a 2-day span limit, but the message says "within the last 100 days": the start here is
     // older than 100 days, the span 3 days. Narrowing is the answer, not a horizon.
-    expect(await limits.learn(q(now - 200 * DAY, now - 197 * DAY), refusal(100, 2), exchange(null, 2 * DAY).send)).toBe("narrower");
+    expect(await limits.learn(q(now - 200 * DAY, now - 197 * DAY), refusal(100, 2), exchange(null, 2 * DAY).send)).toBe(
+      "narrower",
+    );
     expect(limits.historyMs).toBeNull();
   });
 
@@ -78,18 +83,24 @@ describe("RangeLimits", () => {
 
   it("fails by name when even the narrowest range is refused, or after too many refusals", async () => {
     const limits = new RangeLimits(null, null);
-    await expect(limits.learn(q(1000, 1002), refusal(undefined, 0.00000001), exchange(null, null).send)).rejects.toThrow(RangeRefusedError);
+    await expect(
+      limits.learn(q(1000, 1002), refusal(undefined, 0.00000001), exchange(null, null).send),
+    ).rejects.toThrow(RangeRefusedError);
     const stubborn = new RangeLimits(null, null);
     const never = async () => {
       throw refusal();
     };
-    await expect(stubborn.learn(q(Date.now() - DAY, Date.now()), refusal(), never)).rejects.toThrow(/a query starting a minute ago is refused too/);
+    await expect(stubborn.learn(q(Date.now() - DAY, Date.now()), refusal(), never)).rejects.toThrow(
+      /a query starting a minute ago is refused too/,
+    );
     const many = new RangeLimits(null, null);
     const now = Date.now();
     let error: unknown;
     for (let i = 0; i < 100 && !error; i++) {
       // An exchange whose stated horizon creeps forward on every refusal.
-      await many.learn(q(now - 200 * DAY, now - 199 * DAY), refusal(150 - i, 100), exchange(null, null).send).catch((e: unknown) => (error = e));
+      await many
+        .learn(q(now - 200 * DAY, now - 199 * DAY), refusal(150 - i, 100), exchange(null, null).send)
+        .catch((e: unknown) => (error = e));
     }
     expect(error).toBeInstanceOf(RangeRefusedError);
     expect(String(error)).toMatch(/64 time ranges refused in one run.*EXCHANGE_MAX_SPAN_MS/);

@@ -19,7 +19,8 @@ afterAll(async () => {
 const matrix: { ordering: Ordering; startInclusive: boolean; endInclusive: boolean; bursts: number }[] = [];
 for (const ordering of ["asc", "desc", "newest-shuffled"] as const)
   for (const startInclusive of [true, false])
-    for (const endInclusive of [true, false]) for (const bursts of [0, 2]) matrix.push({ ordering, startInclusive, endInclusive, bursts });
+    for (const endInclusive of [true, false])
+      for (const bursts of [0, 2]) matrix.push({ ordering, startInclusive, endInclusive, bursts });
 
 describe("bills sync against the sandbox exchange", () => {
   it.each(matrix)("backfills exactly the sandbox's truth, and a rerun writes nothing: %j", async (behaviour) => {
@@ -46,11 +47,27 @@ describe("bills sync against the sandbox exchange", () => {
     // takes about 2 requests; from the default hour it regrew 1, 2, 4, 8 h... (5 or more).
     const DAY = 86_400_000;
     const start = Date.UTC(2026, 0, 1);
-    const sandbox = await startSandbox({ seed: 21, billCount: 220, startMs: start, endMs: start + 2 * DAY - 1, limits: null });
+    const sandbox = await startSandbox({
+      seed: 21,
+      billCount: 220,
+      startMs: start,
+      endMs: start + 2 * DAY - 1,
+      limits: null,
+    });
     const client = sandboxClient(sandbox);
     try {
       const window = (from: number) =>
-        syncAccountBills({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "density", backfillFromMs: from, lookbackMs: 0, fromMs: from, untilMs: from + DAY - 1, bookmark: { window: `bills-backfill:${from}-${from + DAY - 1}` } });
+        syncAccountBills({
+          db: t.db,
+          client,
+          logger: pino({ level: "silent" }),
+          accountName: "density",
+          backfillFromMs: from,
+          lookbackMs: 0,
+          fromMs: from,
+          untilMs: from + DAY - 1,
+          bookmark: { window: `bills-backfill:${from}-${from + DAY - 1}` },
+        });
       const first = await window(start);
       const second = await window(start + DAY);
       // Day 1's padded last query may bring bills of day 2's first millisecond: stored then.
@@ -67,7 +84,14 @@ describe("bills sync against the sandbox exchange", () => {
     const sandbox = await startSandbox({ seed: 12, billCount: 800, limits: null });
     try {
       await syncFromSandbox(t.db, sandbox, "late");
-      const late = sandbox.appendBill({ cTimeMs: Date.now() - 120_000, businessType: "deposit", coin: "USDT", symbol: "", amount: "12.5", fillFee: "0" });
+      const late = sandbox.appendBill({
+        cTimeMs: Date.now() - 120_000,
+        businessType: "deposit",
+        coin: "USDT",
+        symbol: "",
+        amount: "12.5",
+        fillFee: "0",
+      });
       const r = await syncFromSandbox(t.db, sandbox, "late", { lookbackMs: 600_000 });
       expect(r.inserted).toBe(1);
       const stored = await storedBills(t.db, "late");
@@ -79,7 +103,14 @@ describe("bills sync against the sandbox exchange", () => {
   });
 
   it("ends exact under 5% injected faults (429, 5xx HTML, stalls, truncated JSON, wrong type, resets)", async () => {
-    const sandbox = await startSandbox({ seed: 13, billCount: 3000, limits: null, bursts: 1, faults: { rate: 0.05 }, stallMs: 600 });
+    const sandbox = await startSandbox({
+      seed: 13,
+      billCount: 3000,
+      limits: null,
+      bursts: 1,
+      faults: { rate: 0.05 },
+      stallMs: 600,
+    });
     try {
       const r = await syncFromSandbox(t.db, sandbox, "faults", { timeoutMs: 400 });
       expect(await storedBills(t.db, "faults")).toEqual(asRows(sandbox.truth()));
@@ -120,7 +151,9 @@ describe("bills sync against the sandbox exchange", () => {
       // (a padded query's neighbours), exactly as served.
       const stored = await storedBills(t.db, "unsplittable");
       const truth = asRows(sandbox.truth());
-      expect(stored.filter((b) => Number(b.cTimeMs) <= cursor!)).toEqual(truth.filter((b) => Number(b.cTimeMs) <= cursor!));
+      expect(stored.filter((b) => Number(b.cTimeMs) <= cursor!)).toEqual(
+        truth.filter((b) => Number(b.cTimeMs) <= cursor!),
+      );
       const served = new Map(truth.map((b) => [b.billId, b]));
       for (const b of stored) expect(b).toEqual(served.get(b.billId));
     } finally {

@@ -36,7 +36,12 @@ async function run(
   all: Bill[],
   behaviour: ModelBehaviour,
   range: BillsRange,
-  opts: { delay?: (q: BillsQuery) => number; failWhen?: (q: BillsQuery) => boolean; throttled?: () => boolean; /** A called-off request ends this long after its abort (a socket closing). */ abortLagMs?: number } = {},
+  opts: {
+    delay?: (q: BillsQuery) => number;
+    failWhen?: (q: BillsQuery) => boolean;
+    throttled?: () => boolean /** A called-off request ends this long after its abort (a socket closing). */;
+    abortLagMs?: number;
+  } = {},
 ) {
   const ex = modelExchange(all, behaviour);
   const h: Harness = { stored: new Map(), cursors: [], maxInFlight: 0, sent: [], calledOff: 0, inFlightAtSend: [] };
@@ -75,7 +80,11 @@ async function run(
       h.cursors.push(w.cursorMs);
       return { inserted: w.bills.length, revised: 0, upserted: w.bills.length, quarantined: 0, insertedLatenessMs: [] };
     },
-    knownDimensions: async () => ({ coins: ["USDT"], symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]), businessTypes: [] }),
+    knownDimensions: async () => ({
+      coins: ["USDT"],
+      symbolsByCoin: new Map([["USDT", ["cmt_btcusdt"]]]),
+      businessTypes: [],
+    }),
     throttled: opts.throttled,
     logger,
   }).catch((err: unknown) => err);
@@ -84,7 +93,12 @@ async function run(
   return { summary, calls: ex.calls, ...h };
 }
 
-const exact = (b: Partial<ModelBehaviour> & Pick<ModelBehaviour, "ordering">): ModelBehaviour => ({ startInclusive: true, endInclusive: true, sendsHasNextPage: true, ...b });
+const exact = (b: Partial<ModelBehaviour> & Pick<ModelBehaviour, "ordering">): ModelBehaviour => ({
+  startInclusive: true,
+  endInclusive: true,
+  sendsHasNextPage: true,
+  ...b,
+});
 const ids = (bills: Iterable<Bill>) => [...bills].map((b) => b.billId).sort();
 
 /** Even history (a bill every 3 ms from 1000): pages never full, so no window is re-planned. */
@@ -110,7 +124,12 @@ function stallOnce(stallMs: number): { delay: (q: BillsQuery) => number; stalled
 describe("windows in flight", () => {
   it("keeps up to `concurrency` requests in flight and commits in time order", async () => {
     const all = denseHistory();
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 3 }, { delay: () => 5 });
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 3 },
+      { delay: () => 5 },
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect(r.maxInFlight).toBe(3);
@@ -121,13 +140,18 @@ describe("windows in flight", () => {
   it("asks one window at a time while the weight budget sets the pace", async () => {
     const all = denseHistory();
     let throttled = false;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
-      delay: (q) => {
-        if (q.startTime > 3000) throttled = true; // the budget starts to bind part-way
-        return 2;
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 },
+      {
+        delay: (q) => {
+          if (q.startTime > 3000) throttled = true; // the budget starts to bind part-way
+          return 2;
+        },
+        throttled: () => throttled,
       },
-      throttled: () => throttled,
-    });
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     const afterThrottle = r.sent.findIndex((q) => q.startTime > 3000);
@@ -139,15 +163,20 @@ describe("windows in flight", () => {
     // Even density, pages never full: no window is re-planned, so the stalled one is answered.
     const all = Array.from({ length: 2500 }, (_, i) => bill(i, 1000 + i * 3));
     let stalled: BillsQuery | undefined;
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: false }, {
-      delay: (q) => {
-        if (stalled === undefined && q.startTime > 2000) {
-          stalled = q;
-          return 300;
-        }
-        return 1;
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: false },
+      {
+        delay: (q) => {
+          if (stalled === undefined && q.startTime > 2000) {
+            stalled = q;
+            return 300;
+          }
+          return 1;
+        },
       },
-    });
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     // Sent while the stalled one was out (it takes 300 ms; the others 1 ms): far more than the
@@ -163,7 +192,12 @@ describe("windows in flight", () => {
     const sparse = Array.from({ length: 40 }, (_, i) => bill(10_000 + i, 10 + i * 50));
     const dense = denseHistory();
     const all = [...sparse, ...dense.map((b) => ({ ...b, cTimeMs: b.cTimeMs + 2000 }))];
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 100, concurrency: 4 }, { delay: (q) => (q.startTime > 2500 ? 20 : 2) });
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 100, concurrency: 4 },
+      { delay: (q) => (q.startTime > 2500 ? 20 : 2) },
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect(r.calledOff).toBeGreaterThan(0);
@@ -172,10 +206,15 @@ describe("windows in flight", () => {
 
   it("one failing window fails the run: nothing at or after it is committed, the rest is stopped", async () => {
     const all = denseHistory();
-    const r = await run(all, exact({ ordering: "asc" }), { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 }, {
-      delay: () => 2,
-      failWhen: (q) => q.startTime <= 2550 && q.endTime >= 2550,
-    });
+    const r = await run(
+      all,
+      exact({ ordering: "asc" }),
+      { fromMs: 0, toMs: 10_000, limit: 100, initialWindowMs: 20, concurrency: 4 },
+      {
+        delay: () => 2,
+        failWhen: (q) => q.startTime <= 2550 && q.endTime >= 2550,
+      },
+    );
     expect(r.summary).toBeInstanceOf(Error);
     expect(String(r.summary)).toMatch(/exchange down for \d+/);
     expect(Math.max(...r.cursors)).toBeLessThan(2550);
@@ -186,7 +225,12 @@ describe("windows in flight", () => {
   it("asks a stalled head window again, uses the first answer and calls off the other request", async () => {
     const all = evenHistory(2500);
     const stall = stallOnce(60_000); // a stall that never ends on its own
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST }, { delay: stall.delay });
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST },
+      { delay: stall.delay },
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect(r.sent.filter((q) => sameRange(q, stall.stalled()!))).toHaveLength(2);
@@ -200,10 +244,15 @@ describe("windows in flight", () => {
   it("keeps a window whose first request answers even when its hedge fails", async () => {
     const all = evenHistory(2500);
     const stall = stallOnce(400);
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST }, {
-      delay: stall.delay,
-      failWhen: (q) => stall.stalled() !== undefined && q !== stall.stalled() && sameRange(q, stall.stalled()!),
-    });
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 1000, toMs: 8500, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST },
+      {
+        delay: stall.delay,
+        failWhen: (q) => stall.stalled() !== undefined && q !== stall.stalled() && sameRange(q, stall.stalled()!),
+      },
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);
@@ -213,7 +262,12 @@ describe("windows in flight", () => {
   it("never hedges while the weight budget sets the pace", async () => {
     const all = evenHistory(1200);
     const stall = stallOnce(300);
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST }, { delay: stall.delay, throttled: () => true });
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST },
+      { delay: stall.delay, throttled: () => true },
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect((r.summary as BillsSyncSummary).requestsHedged).toBe(0);
@@ -225,7 +279,12 @@ describe("windows in flight", () => {
     // only place for a while, so nothing can be launched when the next head is asked for.
     const all = evenHistory(1200);
     const stall = stallOnce(60_000);
-    const r = await run(all, exact({ ordering: "desc" }), { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 1, hedge: HEDGE_FAST }, { delay: stall.delay, abortLagMs: 50 });
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 1000, toMs: 4700, limit: 100, initialWindowMs: 20, concurrency: 1, hedge: HEDGE_FAST },
+      { delay: stall.delay, abortLagMs: 50 },
+    );
     if (r.summary instanceof Error) throw r.summary;
     expect(ids(r.stored.values())).toEqual(ids(all));
     expect((r.summary as BillsSyncSummary).requestsHedged).toBeGreaterThanOrEqual(1);

@@ -73,7 +73,11 @@ describe("window sizer", () => {
     expect(s.widthMs).toBe(5000);
     // A newest-first page whose bills all sit at the window's very end claims the rest is nearly empty.
     const t = sizer(10_000);
-    t.shrink(0, 1000, Array.from({ length: 100 }, () => 999));
+    t.shrink(
+      0,
+      1000,
+      Array.from({ length: 100 }, () => 999),
+    );
     expect(t.widthMs).toBeLessThanOrEqual(875);
   });
 
@@ -88,7 +92,11 @@ describe("window sizer", () => {
   it("regrows after a burst whose full page was a few milliseconds wide (the surrounding width is then 1 ms), instead of staying at 1 ms", () => {
     const s = sizer(2000);
     // A full page, no usable order, over 2 ms: the density says 1 ms holds the target.
-    s.shrink(5000, 2, Array.from({ length: 100 }, (_, i) => 5000 + (i % 2)));
+    s.shrink(
+      5000,
+      2,
+      Array.from({ length: 100 }, (_, i) => 5000 + (i % 2)),
+    );
     expect(s.widthMs).toBe(1);
     s.observe(100, 1); // the burst's millisecond, split
     const widths: number[] = [];

@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
 import { WriteBehind, type CompletedWindow } from "../../../src/streams/bills/write-behind.ts";
 
-const win = (fromMs: number, n = 1): CompletedWindow => ({ fromMs, toMs: fromMs + 9, bills: Array.from({ length: n }, () => ({}) as Bill), rejected: [] });
+const win = (fromMs: number, n = 1): CompletedWindow => ({
+  fromMs,
+  toMs: fromMs + 9,
+  bills: Array.from({ length: n }, () => ({}) as Bill),
+  rejected: [],
+});
 
 function deferred() {
   let resolve!: () => void;

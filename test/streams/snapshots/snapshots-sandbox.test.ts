@@ -4,7 +4,14 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExchangeClient } from "../../../src/exchange/http-client.ts";
 import { startSandbox, type Sandbox, type SandboxAccountState } from "../../../src/sandbox/index.ts";
-import { COLLATERAL_COLUMNS, FEE_COLUMNS, LEVERAGE_COLUMNS, MODE_COLUMNS, POSITION_COLUMNS, type Columns } from "../../../src/store/snapshot-tables.ts";
+import {
+  COLLATERAL_COLUMNS,
+  FEE_COLUMNS,
+  LEVERAGE_COLUMNS,
+  MODE_COLUMNS,
+  POSITION_COLUMNS,
+  type Columns,
+} from "../../../src/store/snapshot-tables.ts";
 import { syncAccountSnapshots } from "../../../src/streams/snapshots/index.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { sandboxClient } from "../../support/sandbox-client.ts";
@@ -24,37 +31,75 @@ afterAll(async () => {
 });
 
 const COINS = ["2", "1"];
-const snapshot = () => syncAccountSnapshots({ db: t.db, client, logger: pino({ level: "silent" }), accountName: "sb", coinIds: COINS, retentionDays: undefined });
+const snapshot = () =>
+  syncAccountSnapshots({
+    db: t.db,
+    client,
+    logger: pino({ level: "silent" }),
+    accountName: "sb",
+    coinIds: COINS,
+    retentionDays: undefined,
+  });
 
 /** Rows of `table` as text (booleans as booleans), restricted to `columns` plus times. */
 async function rows(table: string, columns: Columns, where: string, order: string) {
   const cols = [...columns.map(([n, ty]) => (ty === "boolean" ? n : `${n}::text AS ${n}`))];
-  return t.db.$queryRawUnsafe<Record<string, unknown>[]>(`SELECT ${cols.join(", ")} FROM ${table} WHERE account_name = 'sb' AND ${where} ORDER BY ${order}`);
+  return t.db.$queryRawUnsafe<Record<string, unknown>[]>(
+    `SELECT ${cols.join(", ")} FROM ${table} WHERE account_name = 'sb' AND ${where} ORDER BY ${order}`,
+  );
 }
 
 /** The sandbox state in the same shape (only the stored columns, numerics normalised by Postgres rules). */
-function expected(state: SandboxAccountState[], pick: (s: SandboxAccountState) => Record<string, unknown>[], columns: Columns, sortKey: string) {
+function expected(
+  state: SandboxAccountState[],
+  pick: (s: SandboxAccountState) => Record<string, unknown>[],
+  columns: Columns,
+  sortKey: string,
+) {
   const out = state.flatMap(pick).map((r) => Object.fromEntries(columns.map(([n]) => [n, r[n]])));
   return out.sort((a, b) => String(a[sortKey]).localeCompare(String(b[sortKey])));
 }
 
 /** NUMERIC normalises "+1"/"01.5"; the sandbox sends canonical text, so a direct comparison is exact. */
 async function assertCurrentEqualsSandbox(states: SandboxAccountState[]) {
-  const positions = expected(states, (s) => s.positions.map((p) => ({ ...p, position_id: p.id })), POSITION_COLUMNS, "position_id");
+  const positions = expected(
+    states,
+    (s) => s.positions.map((p) => ({ ...p, position_id: p.id })),
+    POSITION_COLUMNS,
+    "position_id",
+  );
   expect(await rows("positions_current", POSITION_COLUMNS, "closed_at IS NULL", "position_id")).toEqual(positions);
-  const collateral = expected(states, (s) => s.collateral as unknown as Record<string, unknown>[], COLLATERAL_COLUMNS, "coin_id");
+  const collateral = expected(
+    states,
+    (s) => s.collateral as unknown as Record<string, unknown>[],
+    COLLATERAL_COLUMNS,
+    "coin_id",
+  );
   expect(await rows("collateral_current", COLLATERAL_COLUMNS, "true", "coin_id")).toEqual(collateral);
   const account = states[0]!.account;
   const settings = (list: object[], cols: Columns) =>
-    (list as Record<string, unknown>[]).map((x) => Object.fromEntries([["contract_id", x.contract_id], ...cols.map(([n]) => [n, x[n]])])).sort((a, b) => String(a.contract_id).localeCompare(String(b.contract_id)));
+    (list as Record<string, unknown>[])
+      .map((x) => Object.fromEntries([["contract_id", x.contract_id], ...cols.map(([n]) => [n, x[n]])]))
+      .sort((a, b) => String(a.contract_id).localeCompare(String(b.contract_id)));
   const withId: Columns = [["contract_id", "text"]];
-  const fees = [...account.fees, ...(account.default_fee_setting ? [{ ...account.default_fee_setting, contract_id: "default" }] : [])];
-  expect(await rows("fee_settings", [...withId, ...FEE_COLUMNS], "valid_to IS NULL", "contract_id")).toEqual(settings(fees, FEE_COLUMNS));
-  expect(await rows("mode_settings", [...withId, ...MODE_COLUMNS], "valid_to IS NULL", "contract_id")).toEqual(settings(account.modes, MODE_COLUMNS));
-  expect(await rows("leverage_settings", [...withId, ...LEVERAGE_COLUMNS], "valid_to IS NULL", "contract_id")).toEqual(settings(account.leverages, LEVERAGE_COLUMNS));
+  const fees = [
+    ...account.fees,
+    ...(account.default_fee_setting ? [{ ...account.default_fee_setting, contract_id: "default" }] : []),
+  ];
+  expect(await rows("fee_settings", [...withId, ...FEE_COLUMNS], "valid_to IS NULL", "contract_id")).toEqual(
+    settings(fees, FEE_COLUMNS),
+  );
+  expect(await rows("mode_settings", [...withId, ...MODE_COLUMNS], "valid_to IS NULL", "contract_id")).toEqual(
+    settings(account.modes, MODE_COLUMNS),
+  );
+  expect(await rows("leverage_settings", [...withId, ...LEVERAGE_COLUMNS], "valid_to IS NULL", "contract_id")).toEqual(
+    settings(account.leverages, LEVERAGE_COLUMNS),
+  );
 }
 
-const countOf = async (table: string) => (await t.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table} WHERE account_name = 'sb'`))[0]!.n;
+const countOf = async (table: string) =>
+  (await t.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${table} WHERE account_name = 'sb'`))[0]!
+    .n;
 
 describe("snapshots against the evolving sandbox", () => {
   it("keeps current tables equal to the exchange's state and history growing by exactly the changes, over 30 evolutions", async () => {
@@ -90,7 +135,14 @@ describe("snapshots against the evolving sandbox", () => {
   });
 
   it("an unchanged state writes no history rows, across all tables", async () => {
-    const tables = ["account_snapshots", "fee_settings", "mode_settings", "leverage_settings", "collateral_history", "position_history"];
+    const tables = [
+      "account_snapshots",
+      "fee_settings",
+      "mode_settings",
+      "leverage_settings",
+      "collateral_history",
+      "position_history",
+    ];
     await snapshot();
     const before = await Promise.all(tables.map(countOf));
     await snapshot();
