@@ -14,8 +14,7 @@ export const ACCOUNT_PATH = "/capi/v2/account/account";
  * text and the reasons, so the caller can quarantine it and write nothing of it.
  */
 export type AccountFetch =
-  | { ok: true; response: AccountResponse; raw: unknown }
-  | { ok: false; reason: string; rawText: string };
+  { ok: true; response: AccountResponse; raw: unknown } | { ok: false; reason: string; rawText: string };
 
 export function fetchAccount(client: ExchangeClient, coinId: string, signal?: AbortSignal): Promise<AccountFetch> {
   return client.call({

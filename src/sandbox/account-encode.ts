@@ -114,10 +114,7 @@ export class AccountEncoder {
     if (u % 20 !== 0) return null;
     const text = EXTRAS[(u >>> 16) % EXTRAS.length] as string;
     const where = (["account", "collateral", "position", "fee"] as const)[(u >>> 8) % 4] as
-      | "account"
-      | "collateral"
-      | "position"
-      | "fee";
+      "account" | "collateral" | "position" | "fee";
     const n =
       where === "collateral"
         ? s.collateral.length

@@ -59,14 +59,18 @@ export function registerBackfill(program: Command): void {
       }));
       // Each way loads only its own modules: the inline run opens no Redis connection or queue.
       const ok = o.inline
-        ? await (await import("../backfill-runner.ts")).runInline({
+        ? await (
+            await import("../backfill-runner.ts")
+          ).runInline({
             config,
             logger,
             databaseUrl,
             plans,
             wait: o.wait === true,
           })
-        : await (await import("../backfill-queued.ts")).runQueued({
+        : await (
+            await import("../backfill-queued.ts")
+          ).runQueued({
             config,
             logger,
             databaseUrl,

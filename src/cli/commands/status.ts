@@ -30,8 +30,7 @@ export function registerStatus(program: Command): void {
       ]);
       const db = createDb(requireDatabaseUrl(config));
       let failed:
-        | Record<string, { count: number; lastError?: { queue: string; at: string; reason: string } }>
-        | undefined;
+        Record<string, { count: number; lastError?: { queue: string; at: string; reason: string } }> | undefined;
       try {
         const store = await readStoreStatus(db);
         const verify = await readVerifyStatus(db);

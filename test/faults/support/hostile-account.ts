@@ -25,16 +25,7 @@ import {
 } from "./hostile-json.ts";
 
 type Kind =
-  | "decimal"
-  | "digits"
-  | "integer"
-  | "epoch"
-  | "bool"
-  | "text"
-  | "nonEmpty"
-  | "indexedText"
-  | "sequence"
-  | "version";
+  "decimal" | "digits" | "integer" | "epoch" | "bool" | "text" | "nonEmpty" | "indexedText" | "sequence" | "version";
 type Path = (string | number)[];
 
 export interface Slot {

@@ -531,16 +531,15 @@ const envelopeArb: fc.Arbitrary<Envelope> = fc
     const { segs, badUtf8 } = render(items, e.hasNext);
     // Bytes that are not UTF-8 reach the text as U+FFFD: an item showing one cannot be trusted.
     const checked = badUtf8
-      ? items.map(
-          (i): ItemCase =>
-            i.piece.literalFffd || i.piece.badUtf8
-              ? {
-                  piece: i.piece,
-                  refusal: /UTF-8/,
-                  homeMs: i.homeMs,
-                  ...(i.timeMs === undefined ? {} : { timeMs: i.timeMs }),
-                }
-              : i,
+      ? items.map((i): ItemCase =>
+          i.piece.literalFffd || i.piece.badUtf8
+            ? {
+                piece: i.piece,
+                refusal: /UTF-8/,
+                homeMs: i.homeMs,
+                ...(i.timeMs === undefined ? {} : { timeMs: i.timeMs }),
+              }
+            : i,
         )
       : items;
     return {

@@ -140,38 +140,47 @@ function sandboxOptions(c: Case): SandboxOptions {
 const only = process.env.CONFORMANCE_RUN === undefined ? undefined : Number(process.env.CONFORMANCE_RUN);
 
 describe("bills sync against random combinations of real-exchange behaviours (issue 14, property)", () => {
-  it(`is exact, unverified only where it says, or fails as promised (seed ${SEED}, ${NUM_RUNS} runs)`, {
-    timeout: TIME_LIMIT_MS + 60_000,
-  }, async () => {
-    const failures: string[] = [];
-    let run = -1;
-    let ran = 0;
-    await fc.assert(
-      fc.asyncProperty(caseArb, async (c) => {
-        run++;
-        if (only !== undefined && run !== only) return;
-        const options = sandboxOptions(c);
-        const incl = `${options.startInclusive ? "[" : "("}start,end${options.endInclusive ? "]" : ")"}`;
-        const name = `#${run} ${behaviourLabel(options)} ${options.ordering} ${incl} ${c.shape.shape} ${options.billCount} bills/${c.shape.days} d${c.shape.bursts ? ` ${c.shape.bursts}x${c.shape.burstSize} bursts` : ""}`;
-        const r = await runCase(
-          t.db,
-          { options, account: `cp_${run}`, sync: { timeoutMs: 400 }, watchdog: { maxRequests: 1200, maxSeconds: 45 } },
-          name,
-        );
-        ran++;
-        process.stdout.write(`[property] ${r.line}\n`);
-        if (r.verdict.problems.length > 0) failures.push(r.line);
-      }),
-      // No shrinking (endOnFailure): the property itself never fails; failures are collected.
-      {
-        seed: SEED,
-        numRuns: NUM_RUNS,
-        endOnFailure: true,
-        interruptAfterTimeLimit: TIME_LIMIT_MS,
-        markInterruptAsFailure: false,
-      },
-    );
-    process.stdout.write(`[property] ${ran} runs made (of ${NUM_RUNS}), ${failures.length} failing\n`);
-    expect(failures, failures.join("\n")).toEqual([]);
-  });
+  it(
+    `is exact, unverified only where it says, or fails as promised (seed ${SEED}, ${NUM_RUNS} runs)`,
+    {
+      timeout: TIME_LIMIT_MS + 60_000,
+    },
+    async () => {
+      const failures: string[] = [];
+      let run = -1;
+      let ran = 0;
+      await fc.assert(
+        fc.asyncProperty(caseArb, async (c) => {
+          run++;
+          if (only !== undefined && run !== only) return;
+          const options = sandboxOptions(c);
+          const incl = `${options.startInclusive ? "[" : "("}start,end${options.endInclusive ? "]" : ")"}`;
+          const name = `#${run} ${behaviourLabel(options)} ${options.ordering} ${incl} ${c.shape.shape} ${options.billCount} bills/${c.shape.days} d${c.shape.bursts ? ` ${c.shape.bursts}x${c.shape.burstSize} bursts` : ""}`;
+          const r = await runCase(
+            t.db,
+            {
+              options,
+              account: `cp_${run}`,
+              sync: { timeoutMs: 400 },
+              watchdog: { maxRequests: 1200, maxSeconds: 45 },
+            },
+            name,
+          );
+          ran++;
+          process.stdout.write(`[property] ${r.line}\n`);
+          if (r.verdict.problems.length > 0) failures.push(r.line);
+        }),
+        // No shrinking (endOnFailure): the property itself never fails; failures are collected.
+        {
+          seed: SEED,
+          numRuns: NUM_RUNS,
+          endOnFailure: true,
+          interruptAfterTimeLimit: TIME_LIMIT_MS,
+          markInterruptAsFailure: false,
+        },
+      );
+      process.stdout.write(`[property] ${ran} runs made (of ${NUM_RUNS}), ${failures.length} failing\n`);
+      expect(failures, failures.join("\n")).toEqual([]);
+    },
+  );
 });
