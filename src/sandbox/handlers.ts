@@ -5,12 +5,12 @@ import { checkAuth, type SignedRequest } from "./auth.ts";
 import { horizonMs, REFUSAL_CODE, refusal, shapePage, type Behaviours } from "./behaviours.ts";
 import { encodeBillsPage } from "./encode.ts";
 import { TOO_MANY_REQUESTS_BODY } from "./faults.ts";
+import { serveIncome, type IncomeOrdering } from "./income.ts";
 import type { WeightLimiter } from "./limits.ts";
 import type { Prng } from "./prng.ts";
 import { parseBillsQuery, selectBills, type FilterIndexes } from "./query.ts";
 import type { FilterTimes } from "./skew.ts";
 import type { BillStore } from "./store.ts";
-import { serveIncome, type IncomeOrdering } from "./income.ts";
 import { ACCOUNT_PATH, BILLS_PATH, INCOME_PATH, WEIGHTS, type Ordering, type SandboxCredentials } from "./types.ts";
 
 export interface Reply {
@@ -77,20 +77,16 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
       return { status: 429, body: TOO_MANY_REQUESTS_BODY, contentType: JSON_TYPE };
     }
   }
-  if (endpoint === "income") {
-    const r = serveIncome(
-      {
-        store: ctx.store,
-        behaviours: ctx.behaviours,
-        ordering: ctx.incomeOrdering,
-        hidden: union(ctx.hidden, ctx.hiddenOn.v3),
-      },
-      call.body.toString("utf8"),
-      now,
-    );
-    return { ...r, contentType: JSON_TYPE };
-  }
+  if (endpoint === "income") return income(ctx, call, now);
   return endpoint === "bills" ? bills(ctx, call, now) : account(ctx, call);
+}
+
+/** The v3 ledger endpoint (income.ts), after the same auth and the same limiter as bills. Of the
+ *  behaviour switches it follows historyDays, maxSpanMs, refusalStatus and pageCap. */
+function income(ctx: HandlerContext, call: IncomingCall, now: number): Reply {
+  const hidden = union(ctx.hidden, ctx.hiddenOn.v3);
+  const page = serveIncome({ ...ctx, ordering: ctx.incomeOrdering, hidden }, call.body.toString("utf8"), now);
+  return { ...page, contentType: JSON_TYPE };
 }
 
 /** Validation (40009), then the -1170 refusals (after the weight is charged, like any request),
