@@ -9,13 +9,13 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { diffMigrationsToSchema } from "../src/store/migrate/index.ts";
 import {
   DEFAULT_MIGRATIONS_DIR,
   LOCKFILE_CONTENT,
   LOCKFILE_NAME,
   MIGRATION_FILE_NAME,
-} from "../src/store/migrate/migrations-list.ts";
+} from "../src/store/migrate/migrations-dir.ts";
+import { diffMigrationsToSchema } from "./schema-engine/index.ts";
 
 const SCHEMA_PATH = fileURLToPath(new URL("../prisma/schema.prisma", import.meta.url));
 

@@ -1,9 +1,13 @@
-// `prisma migrate deploy`: apply the pending migrations of a migrations directory, recording them
-// in `_prisma_migrations` exactly as the CLI does (the engine itself writes that table).
-import { migrationFailure } from "./engine-errors.ts";
-import { DEFAULT_MIGRATIONS_DIR, readMigrationsList } from "./migrations-list.ts";
-import { NO_FILTERS, type MigrateOptions } from "./options.ts";
-import { withMigrationEngine } from "./session.ts";
+// `ledger-sync migrate`: applies the pending migrations of prisma/migrations, each in its own
+// transaction, under Prisma's migration lock, recording them in `_prisma_migrations` as
+// `prisma migrate deploy` does. It refuses, naming them, failed or edited migrations.
+import { resolveOptions, type MigrateOptions } from "./options.ts";
+import { applyMigration } from "./apply-migration.ts";
+import { withMigrationClient } from "./connection.ts";
+import { createHistoryTable, readHistory } from "./history-table.ts";
+import { describeProblems, planHistory } from "./history-plan.ts";
+import { readMigrationsDir } from "./migrations-dir.ts";
+import { withMigrateLock } from "./migrate-lock.ts";
 
 export interface MigrateDeployResult {
   /** Names of the migrations this run applied, in order. */
@@ -13,17 +17,33 @@ export interface MigrateDeployResult {
 }
 
 export async function migrateDeploy(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrateDeployResult> {
-  const log = options.log ?? (() => {});
-  const migrationsDir = options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
-  const migrationsList = await readMigrationsList(migrationsDir);
-  const total = migrationsList.migrationDirectories.length;
-  log(`${total} migration${total === 1 ? "" : "s"} found in ${migrationsDir}`);
-  const { appliedMigrationNames } = await withMigrationEngine(databaseUrl, undefined, ({ engine, adapter }) =>
-    engine.applyMigrations({ migrationsList, filters: NO_FILTERS }).catch((error: unknown) => {
-      throw migrationFailure(error, migrationsList, adapter.lastScriptFailure);
+  const { migrationsDir, log, lockTimeoutMs } = resolveOptions(options);
+  const migrations = await readMigrationsDir(migrationsDir);
+  log(`${migrations.length} migration${migrations.length === 1 ? "" : "s"} found in ${migrationsDir}`);
+  return withMigrationClient(databaseUrl, (client) =>
+    withMigrateLock(client, lockTimeoutMs, log, async () => {
+      await createHistoryTable(client);
+      const plan = planHistory(migrations, await readHistory(client));
+      const blocking = describeProblems({ ...plan, missingLocally: [] }, migrationsDir);
+      if (blocking.length > 0) {
+        throw new Error(`cannot deploy: ${blocking.join("; ")}. ${RESOLVE_HINT}`);
+      }
+      // A database migrated by a newer release: this one's migrations still apply.
+      for (const problem of describeProblems({ ...plan, failed: [], edited: [] }, migrationsDir)) log(problem);
+      for (const migration of plan.pending) {
+        await applyMigration(client, migration);
+        log(`applied migration ${migration.name}`);
+      }
+      if (plan.pending.length === 0) log("no pending migrations to apply");
+      return {
+        applied: plan.pending.map((migration) => migration.name),
+        alreadyApplied: migrations.length - plan.pending.length,
+      };
     }),
   );
-  for (const name of appliedMigrationNames) log(`applied migration ${name}`);
-  if (appliedMigrationNames.length === 0) log("no pending migrations to apply");
-  return { applied: appliedMigrationNames, alreadyApplied: total - appliedMigrationNames.length };
 }
+
+const RESOLVE_HINT =
+  "A failed migration (left by another tool) must be resolved first: undo what it applied, then mark it " +
+  "rolled back (`prisma migrate resolve --rolled-back <name>`, or set its rolled_back_at in _prisma_migrations). " +
+  "An applied migration must never be edited: restore its migration.sql and put the change in a new migration";

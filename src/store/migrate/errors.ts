@@ -3,7 +3,7 @@
 import type pg from "pg";
 
 /** "host:port/db" of a pg config, for messages. */
-export function describeTarget(config: pg.PoolConfig): string {
+export function describeTarget(config: pg.ClientConfig): string {
   const host = config.host ?? "localhost";
   const port = config.port ?? 5432;
   return `${host}:${port}/${config.database ?? ""}`;

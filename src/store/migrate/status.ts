@@ -1,8 +1,10 @@
-// `prisma migrate status`: which migrations the database has, which are pending, and what is wrong.
-import { cleanEngineMessage } from "./engine-errors.ts";
-import { DEFAULT_MIGRATIONS_DIR, readMigrationsList } from "./migrations-list.ts";
-import { NO_FILTERS, type MigrateOptions } from "./options.ts";
-import { withMigrationEngine } from "./session.ts";
+// `ledger-sync migrate --status`: compares prisma/migrations with `_prisma_migrations`, as
+// `prisma migrate status` does, without changing anything.
+import { resolveOptions, type MigrateOptions } from "./options.ts";
+import { withMigrationClient } from "./connection.ts";
+import { readHistory } from "./history-table.ts";
+import { describeProblems, planHistory } from "./history-plan.ts";
+import { readMigrationsDir } from "./migrations-dir.ts";
 
 export interface MigrationStatus {
   /** Migrations recorded as successfully applied in the database (including any missing locally). */
@@ -14,32 +16,12 @@ export interface MigrationStatus {
 }
 
 export async function migrationStatus(databaseUrl: string, options: MigrateOptions = {}): Promise<MigrationStatus> {
-  const migrationsDir = options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR;
-  const migrationsList = await readMigrationsList(migrationsDir);
-  const diagnosis = await withMigrationEngine(databaseUrl, undefined, ({ engine }) =>
-    // No shadow database: like `prisma migrate status`, this only compares histories.
-    engine
-      .diagnoseMigrationHistory({ migrationsList, optInToShadowDatabase: false, filters: NO_FILTERS })
-      .catch((error: unknown) => {
-        throw new Error(cleanEngineMessage(error), { cause: error });
-      }),
-  );
-  const history = diagnosis.history;
-  const pending = history && "unappliedMigrationNames" in history ? history.unappliedMigrationNames : [];
-  const missingLocally = history && "unpersistedMigrationNames" in history ? history.unpersistedMigrationNames : [];
-  // The engine reports differences only; the applied set is what remains of both histories.
-  const notApplied = new Set([...pending, ...diagnosis.failedMigrationNames]);
-  const local = migrationsList.migrationDirectories.map((dir) => dir.path);
-  const applied = [...new Set([...local, ...missingLocally])].filter((name) => !notApplied.has(name)).sort();
-
-  const problems = [
-    ...diagnosis.failedMigrationNames.map(
-      (name) => `migration ${name} failed: it is recorded as failed in _prisma_migrations and blocks deploys`,
-    ),
-    ...diagnosis.editedMigrationNames.map(
-      (name) => `migration ${name} was edited after it was applied (checksum differs from the database)`,
-    ),
-    ...missingLocally.map((name) => `migration ${name} is applied to the database but missing from ${migrationsDir}`),
-  ];
-  return { applied, pending, problems };
+  const { migrationsDir } = resolveOptions(options);
+  const migrations = await readMigrationsDir(migrationsDir);
+  const plan = planHistory(migrations, await withMigrationClient(databaseUrl, readHistory));
+  return {
+    applied: plan.applied,
+    pending: plan.pending.map((migration) => migration.name),
+    problems: describeProblems(plan, migrationsDir),
+  };
 }

@@ -1,7 +1,7 @@
 // One migration command's lifetime: connect, open an engine, run, and always clean up (free the
 // engine, drop shadow databases, end pools) so the process can exit right after.
 import { createMigrationAdapter, type MigrationAdapter } from "./adapter.ts";
-import { describeTarget, reasonOf, redactError } from "./errors.ts";
+import { describeTarget, reasonOf, redactError } from "../../src/store/migrate/errors.ts";
 import { engineError, openSchemaEngine, type SchemaEngine } from "./wasm-engine.ts";
 
 export interface Session {

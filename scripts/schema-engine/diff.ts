@@ -3,7 +3,8 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { DiffTarget } from "@prisma/schema-engine-wasm/schema_engine_bg";
 import { migrationFailure } from "./engine-errors.ts";
-import { DEFAULT_MIGRATIONS_DIR, readMigrationsList } from "./migrations-list.ts";
+import { DEFAULT_MIGRATIONS_DIR } from "../../src/store/migrate/migrations-dir.ts";
+import { readMigrationsList } from "./migrations-list.ts";
 import { NO_FILTERS, type MigrateOptions } from "./options.ts";
 import { withMigrationEngine } from "./session.ts";
 

@@ -1,0 +1,36 @@
+// One connection for a migration command: a clear error naming the database when it cannot be
+// reached, and never the password of DATABASE_URL in any message.
+import pg from "pg";
+import { parseIntoClientConfig } from "pg-connection-string";
+import { describeTarget, reasonOf, redactError } from "./errors.ts";
+
+export async function withMigrationClient<T>(databaseUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  let password = passwordOf(databaseUrl);
+  let client: pg.Client | undefined;
+  try {
+    const config = parseIntoClientConfig(databaseUrl) as pg.ClientConfig;
+    if (typeof config.password === "string") password = config.password;
+    client = new pg.Client(config);
+    // A server gone mid-run surfaces as the failing query's error, not as an uncaught event.
+    client.on("error", () => {});
+    try {
+      await client.connect();
+    } catch (error) {
+      throw new Error(`cannot connect to DATABASE_URL ${describeTarget(config)}: ${reasonOf(error)}`, { cause: error });
+    }
+    return await run(client);
+  } catch (error) {
+    throw redactError(error, password);
+  } finally {
+    await client?.end().catch(() => {});
+  }
+}
+
+// If the URL cannot even be parsed we still must not echo its password.
+function passwordOf(databaseUrl: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(databaseUrl).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
