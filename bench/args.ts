@@ -12,6 +12,7 @@ export const ITEMS = [
   "verify",
   "exchange-behaviours",
   "co-tenant",
+  "migrate",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 
@@ -44,11 +45,14 @@ export interface BenchArgs {
   coTenantBills: number;
   coTenantWeight: number;
   coTenantWindowMs: number;
+  /** Migrate: runs of the CLI (each on an empty, then an up-to-date database), and the CLI measured. */
+  migrateRuns: number;
+  migrateBin: string;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
 
-const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
+const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin"> = {
   bills: 200_000,
   upsertRows: 10_000,
   budgetBills: 50_000,
@@ -66,6 +70,7 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc"> = {
   coTenantBills: 20_000,
   coTenantWeight: 100,
   coTenantWindowMs: 1000,
+  migrateRuns: 10,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -79,6 +84,7 @@ const SMALL: Partial<BenchArgs> = {
   verifyBills: 50_000,
   behaviourBills: 3000,
   coTenantBills: 3000,
+  migrateRuns: 3,
 };
 
 type NumericKey = {
@@ -102,6 +108,7 @@ const NUMERIC: Record<string, NumericKey> = {
   "--co-tenant-bills": "coTenantBills",
   "--co-tenant-weight": "coTenantWeight",
   "--co-tenant-window-ms": "coTenantWindowMs",
+  "--migrate-runs": "migrateRuns",
 };
 
 const d = DEFAULTS;
@@ -115,6 +122,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   verify:    --verify-bills ${d.verifyBills}
   exchange-behaviours: --behaviour-bills ${d.behaviourBills}
   co-tenant: --co-tenant-bills ${d.coTenantBills} --co-tenant-weight ${d.coTenantWeight} --co-tenant-window-ms ${d.coTenantWindowMs}
+  migrate:   --migrate-runs ${d.migrateRuns} --migrate-bin bin/ledger-sync.js (another checkout's CLI for a before figure)
   (defaults shown; --small: ${Object.entries(SMALL)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ")}; --no-doc: print only)`;
@@ -140,6 +148,7 @@ export function parseArgs(argv: string[]): BenchArgs {
     })
     .option("--small", "small sizes")
     .option("--no-doc", "print only")
+    .option("--migrate-bin <path>", "the CLI the migrate item runs")
     .option("--scaling-processes <list>", "process counts", (v: string) =>
       v.split(",").map((p) => positive("--scaling-processes", p)),
     );
@@ -154,6 +163,7 @@ export function parseArgs(argv: string[]): BenchArgs {
   const a: BenchArgs = {
     ...structuredClone(DEFAULTS),
     ...(o.small ? SMALL : {}),
+    migrateBin: (o.migrateBin as string | undefined) ?? "bin/ledger-sync.js",
     only: (o.only as Item[] | undefined) ?? [...ITEMS],
     writeDoc: o.doc !== false,
   };

@@ -14,6 +14,7 @@ import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
 import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
+import { MIGRATE_METHOD, migrateCost, migrateRows } from "./migrate-cost.ts";
 import { printSection, updateDocument, type Row, type Section } from "./report.ts";
 import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
@@ -84,6 +85,11 @@ const RUNNERS: Record<Item, Runner> = {
       method: CO_TENANT_METHOD,
     };
   },
+  migrate: async (a) => ({
+    title: "Migrate: the CLI's start-up time and memory (issue 17)",
+    rows: migrateRows(await migrateCost(a.migrateRuns, a.migrateBin), sizeNote(a.migrateRuns, "migrateRuns")),
+    method: MIGRATE_METHOD,
+  }),
 };
 
 cleanupOnSignals();
