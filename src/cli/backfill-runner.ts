@@ -1,7 +1,8 @@
 // Runs a planned backfill in this process (`backfill --inline`), and what the queued run
 // (backfill-queued.ts) shares with it: the plan, the outcome, progress read from the database.
 // The queue itself (ioredis, BackfillQueue) is only in backfill-queued.ts: nothing here loads
-// bullmq or ioredis (~15 MB resident), which an inline backfill never uses.
+// bullmq or ioredis, whose resident memory an inline backfill has no use for
+// (docs/design/process-flags.md).
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import { commandBudgetGates } from "../exchange/budget-gates.ts";
@@ -54,7 +55,7 @@ export async function beyondHorizonOf(db: Db, plans: BackfillPlan[], nowMs = Dat
 export async function progressOf(db: Db, plans: BackfillPlan[]) {
   // Windows first, bills after: a window's bookmark commits no earlier than its bills, so the count
   // includes every bill of the windows reported done (counted first, the bills of windows finishing
-  // in between were missing from "backfill complete: ... bills in range").
+  // in between would be missing from "backfill complete: ... bills in range").
   const windowsDone = await windowsDoneOf(db, plans);
   let bills = 0;
   for (const { account, windows } of plans)
@@ -91,7 +92,7 @@ export async function runInline({
   const windowsTotal = plans.reduce((n, p) => n + p.windows.length, 0);
   try {
     // Bills are counted in the ranges once, then followed by what each window inserted: counting
-    // the whole range again after every window read the backfill's history once per window.
+    // the whole range again after every window would read the backfill's history once per window.
     let bills = (await progressOf(db, plans)).bills;
     for (const plan of plans) {
       const client = exchangeClientFromConfig(config, {

@@ -61,8 +61,8 @@ export interface ResponseInfo {
 
 /**
  * How long a request called off on the wire may still take to be answered (and so settle its
- * budget charge normally) before it is abandoned: far above a normal answer (loopback 10-25 ms,
- * remote 100-300 ms), short enough that stalled ones do not hold sockets for long.
+ * budget charge normally) before it is abandoned: far above a normal answer, short enough that
+ * stalled ones do not hold sockets for long (docs/design/requests-in-flight.md).
  */
 const CALLED_OFF_GRACE_MS = 2000;
 
@@ -124,8 +124,8 @@ export class ExchangeClient {
    * Whether the weight budget held a request back within the last `withinMs`: callers then
    * gain nothing from sending requests ahead, only risk spending them. Sitting out a pause after
    * a 429 does not count (Permit.heldBack): the pause holds every request alike, and once it ends
-   * the budget paces whatever is sent; counting it made a few 429s (a flaky proxy, an injected
-   * fault) put the stream one window at a time, unhedged, for 10 s each.
+   * the budget paces whatever is sent. Counted, every stray 429 (a flaky proxy, an injected fault)
+   * would put the stream one window at a time, unhedged, for `withinMs`.
    */
   recentlyThrottled(withinMs = 10_000): boolean {
     return Date.now() - this.lastThrottledAt < withinMs;
@@ -144,8 +144,8 @@ export class ExchangeClient {
    * once but lets the request finish (up to CALLED_OFF_GRACE_MS): answered, its charge leaves the
    * budget after the usual window; abandoned, it would have to stay charged a whole request timeout
    * (see below), since the exchange may still count it. The stream calls requests off often (a
-   * window re-planned after a full page, a hedge race's loser), and those held charges took ~5% of
-   * a tight budget.
+   * window re-planned after a full page, a hedge race's loser): holding all their charges that long
+   * would take a share of a tight budget (docs/design/requests-in-flight.md).
    */
   private async attempt<T>(c: ApiCall<T>): Promise<Outcome<T>> {
     const permit = await this.opts.gate.acquire(c.weight, c.signal);

@@ -7,8 +7,8 @@
 // A request given up without an answer (timed out, called off, connection lost) is different: it
 // may still be on its way, and the exchange counts it when it arrives, after we gave up. Settled at
 // the abort, its charge would leave our window before the exchange's, and the next request sent
-// into the gap would meet a genuine 429 (measured: test/exchange/http-client.test.ts). So such a
-// charge stays in flight for as long as the request may still arrive: settle(mayStillArriveMs).
+// into the gap could meet a genuine 429 (docs/design/requests-in-flight.md). So such a charge stays
+// in flight for as long as the request may still arrive: settle(mayStillArriveMs).
 // The budget a request must fit is the allowance (allowance.ts), not the configured budget: what the
 // exchange grants us besides the other clients on our UID and IP, learnt from its 429s.
 import { Allowance, blamedBudget } from "./allowance.ts";

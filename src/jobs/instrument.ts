@@ -15,7 +15,7 @@ export const OUTAGE_RETRY_MS = 2000;
  * `outageOf` names the outage a failure belongs to (PostgreSQL or Redis unreachable). The outage
  * is logged once, as a warning, and the job waits for the dependency without spending one of
  * its attempts: with 5 attempts and exponential backoff, an outage longer than about 30 s would
- * otherwise fail every job that came up meanwhile, for good (a backfill then needed a rerun).
+ * otherwise fail every job that came up meanwhile, for good (a backfill would then need a rerun).
  */
 export function instrument<T extends { account: string }>(
   queue: string,

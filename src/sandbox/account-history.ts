@@ -2,7 +2,8 @@
 // before "now" and the cum_* sums of the bills up to it. Recomputed at serve time, so they move
 // as appended bills arrive or the clock reaches future-dated ones.
 //
-// Cost: a plain re-summation would be O(n) decimal additions per request (~1 s at 1M bills).
+// Cost: a plain re-summation would be O(n) decimal additions per request: too slow at a million
+// bills (docs/design/sandbox-costs.md).
 // Instead, per coin, the positions of its bills are listed once and exact partial sums are
 // kept every BLOCK bills (checkpoints, built lazily as far as a request needs); a request adds
 // at most BLOCK-1 bills to a checkpoint, and its result is cached until the store or the cut

@@ -1,6 +1,6 @@
-// Column store of the bill history. A million bills as objects would cost ~250 bytes each;
-// typed columns plus three string columns keep it near ~100 bytes, and the time column, kept
-// sorted by (cTimeMs, billId), is what the binary searches of query.ts run on.
+// Column store of the bill history: typed columns plus three string columns hold a million bills
+// in far less memory than a million objects would (docs/design/sandbox-costs.md), and the time
+// column, kept sorted by (cTimeMs, billId), is what the binary searches of query.ts run on.
 import { BUSINESS_TYPES, UNKNOWN_BUSINESS_TYPES, type SandboxBill } from "./types.ts";
 
 const TYPE_INDEX = new Map<string, number>(BUSINESS_TYPES.map((t, i) => [t, i]));

@@ -55,19 +55,18 @@ const CONTENT_DIFFERS = `(b.coin, b.symbol, b.business_type, b.amount::text, b.b
   OR (i.transfer_reason IS NOT NULL AND i.transfer_reason IS DISTINCT FROM b.transfer_reason)`;
 
 // New bills, by far the most (a backfill writes nothing else), take the cheap path: INSERT ... ON
-// CONFLICT DO NOTHING, with no per-row lookup and no DO UPDATE machinery (1,000-bill batches into
-// a table of 50,000: 35 vs 41 µs per row end to end, plain COPY 30). When the insert took every
+// CONFLICT DO NOTHING, with no per-row lookup and no DO UPDATE machinery. When the insert took every
 // input row, nothing else runs (a one-time filter). Otherwise every input row is looked up by
 // primary key and the stored ones are updated by row id: content when it differs (the trigger
 // files the old version in bill_revisions), last_seen_at always. The CTEs share one snapshot, so
 // the lookup finds only bills stored before this statement, never the ones it just inserted.
 //
 // The probe is a LATERAL ... LIMIT 1 with the account as "(SELECT $1)": written as a plain join, an
-// account the statistics did not know yet (a new account: "1 row" estimated) got an index scan on
-// the account alone, i.e. all its stored bills read for every input row (6 s per 1,000-bill batch
-// at 18,000 bills, worse as it grew). The InitPlan hides the account from the planner, which then
-// plans for an average account, where the unique key is the clear choice; LIMIT 1 keeps the lookup
-// a per-row probe (it cannot be flattened into a join).
+// account the statistics do not know yet (a new account: "1 row" estimated) gets an index scan on
+// the account alone, i.e. all its stored bills read for every input row, slower with every batch.
+// The InitPlan hides the account from the planner, which then plans for an average account, where
+// the unique key is the clear choice; LIMIT 1 keeps the lookup a per-row probe (it cannot be
+// flattened into a join). Figures for both choices: docs/design/write-path.md.
 // (Comments stay out of the SQL text: pg_stat_activity shows only its first 1 kB, and operators
 // and the crash test recognise the statement there by its INSERT.)
 const SQL = `
@@ -165,8 +164,8 @@ export function billsWindowStatement(w: BillsWindowWrite): {
 export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<BillsWindowResult> {
   const { text, values, cursorStream } = billsWindowStatement(w);
   // The hot path goes to pg directly (see prisma.ts: Prisma would retain every batch's parameters).
-  // Deliberately not a named prepared statement: PostgreSQL's generic plan for it (after five
-  // executions) ran the 50,000-bill ingest benchmark 6x slower (1,718 vs 10,447 bills/s).
+  // Deliberately not a named prepared statement: PostgreSQL's generic plan for it (chosen after
+  // five executions) is several times slower than a plan per batch (docs/design/write-path.md).
   const pool = directPool(db);
   const rows = pool
     ? (await pool.query<ResultRow>(text, values)).rows

@@ -1,8 +1,9 @@
 // The Prisma client, on the pg driver adapter (no Rust engine needed at run time), over a pg pool
 // we own. The bills write, the hot path, uses that pool directly (directPool): Prisma's debug module
 // keeps the arguments of its last 100 calls even with debugging off, and a bills batch carries up
-// to thousands of bills in its parameters, so through Prisma a backfill held hundreds of MB of
-// finished batches; it also spends CPU serialising parameters that pg sends as they are.
+// to thousands of bills in its parameters, so through Prisma a backfill would keep that many
+// finished batches in memory (docs/design/write-path.md); it also spends CPU serialising
+// parameters that pg sends as they are.
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "./generated/client.ts";

@@ -101,8 +101,7 @@ export const DEFAULT_BILLS_CONCURRENCY = 4;
 const MAX_QUEUED_BILLS = 5000;
 /**
  * Bills a write waits for (or the run's end): one statement per ~1,000 bills instead of one per
- * window or two (write-behind.ts). The scaling benchmark's 724 backfill jobs (one worker process)
- * took 2,280 statements before, 728 after; PostgreSQL CPU 19.4 -> 16.7 s.
+ * window or two (write-behind.ts; figures in docs/design/write-path.md).
  */
 const MIN_BATCH_BILLS = 1000;
 /**
@@ -119,9 +118,9 @@ const MAX_NARROWINGS = 200;
 const MAX_WINDOWS_AHEAD = 64;
 /**
  * A head window still unanswered after max(100 ms, 4 x the median window's time) is asked again
- * (window-pipeline.ts). 4x the median is far outside normal variation (a loopback request takes
- * 10-25 ms, a remote one 100-300 ms), so it only fires on a stall or a retry's backoff; never while
- * the weight budget sets the pace, where a second request would only spend the budget.
+ * (window-pipeline.ts). 4x the median is far outside the normal variation of a request's time, so
+ * it only fires on a stall or a retry's backoff; never while the weight budget sets the pace, where
+ * a second request would only spend the budget. See docs/design/requests-in-flight.md.
  */
 export const HEDGE = { minMs: 100, factor: 4 };
 

@@ -162,8 +162,8 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
 /**
  * The first width for a backfill window, from the density of the span just before it (stored
  * already: an account's windows run in time order): every window is a job whose stream starts
- * afresh, and from the default hour each one regrew its width step by step, ~6 requests and 6
- * write statements for a 24-hour window of 110 bills. With nothing stored before, the whole
+ * afresh, and regrowing from the default hour step by step would cost each window several requests
+ * and write statements (docs/design/window-sizing.md). With nothing stored before, the whole
  * window (no density: Infinity, capped at the span): often under a page, and a full page narrows
  * it in one step.
  */

@@ -4,8 +4,7 @@
 // The number of bills in a window of a given width is random even where the density is steady
 // (trades come in clumps), so no width gives full-but-not-over pages every time: a page that comes
 // back full is a request spent for nothing, one well under the limit a request that carried little.
-// 80% is where the two costs meet on the sandbox's history: backfilling 50,000 bills one window at
-// a time took 733 requests at 0.7, 698 at 0.75, 683 at 0.8 and 692 at 0.85 (500 full pages' worth).
+// 80% is where the two costs meet on the sandbox's history (docs/design/window-sizing.md).
 // The density itself is pooled over the last few windows, which halves the noise of a one-window
 // estimate, and the pool starts afresh where the density plainly changed.
 

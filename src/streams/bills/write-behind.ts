@@ -5,10 +5,11 @@
 // cursor, and the queue is bounded so memory stays flat however far fetching runs ahead.
 //
 // A write may also wait until a batch is worth a statement (minBatchBills, or MAX_BATCH_WINDOWS
-// windows, or maxDelayMs after the oldest queued window, or the end of the run): each statement has a fixed cost (on this VM ~2.5 ms of
-// PostgreSQL CPU and a ~1.8 ms socket write in the worker), and a backfill job of a few hundred
-// bills paid it three times. The price is resume granularity: a crash redoes at most that many
-// bills, which are fetched again and written idempotently.
+// windows, or maxDelayMs after the oldest queued window, or the end of the run): each statement has
+// a fixed cost (PostgreSQL CPU, and a socket write in the worker), which a backfill job of a few
+// hundred bills would otherwise pay several times. The price is resume granularity: a crash redoes
+// at most that many bills, which are fetched again and written idempotently. Figures:
+// docs/design/write-path.md.
 import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
 
 export interface CompletedWindow {
