@@ -2,7 +2,6 @@
 // process; this process samples the child's resident set (VmRSS) every 100 ms and follows the
 // progress in the database, to show the peak and whether memory grows as the history does.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import pg from "pg";
 import { distIsCurrent } from "../scripts/dist.js";
@@ -11,7 +10,7 @@ import { Cleanup } from "./cleanup.ts";
 import { binStart, startCli } from "./cli-process.ts";
 import { HISTORY_FROM_MS, HISTORY_TO_MS } from "./ingest-vs-copy.ts";
 import { benchDatabase } from "./postgres.ts";
-import { RssSampler } from "./proc-stats.ts";
+import { peakRssBytes, RssSampler } from "./proc-stats.ts";
 import { int, mb, sec, type Row } from "./report.ts";
 import { startSandboxProcess } from "./sandbox-process.ts";
 
@@ -31,15 +30,6 @@ export interface MemoryResult {
   /** Highest RSS before the first commit (start-up), then within each quarter of the progress. */
   phasePeaks: number[];
   stored: number;
-}
-
-function hwmBytes(pid: number): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
@@ -96,7 +86,7 @@ export async function memoryOfBackfill(bills: number): Promise<MemoryResult> {
     let hwmRss = 0;
     const sampler = new RssSampler(child.pid, 100, (rss) => {
       phasePeaks[phase] = Math.max(phasePeaks[phase]!, rss);
-      hwmRss = hwmBytes(child.pid) ?? hwmRss;
+      hwmRss = peakRssBytes(child.pid) ?? hwmRss;
     });
     scope.add("stop sampling RSS", () => sampler.stop());
     let polling = true;

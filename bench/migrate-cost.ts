@@ -3,11 +3,11 @@
 // one (nothing to do). `--migrate-bin` measures another checkout's CLI (the before of a change).
 //   npm run bench -- --only migrate --migrate-runs 10 [--migrate-bin ../old/bin/ledger-sync.js]
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { binStart } from "./cli-process.ts";
 import { Cleanup } from "./cleanup.ts";
 import { benchDatabase } from "./postgres.ts";
+import { peakRssBytes } from "./proc-stats.ts";
 import type { Row } from "./report.ts";
 
 export interface MigrateRun {
@@ -27,16 +27,6 @@ export const MIGRATE_METHOD = [
   "Empty: a fresh database, every migration applied. Up to date: the same database again, nothing to do. Median of the runs.",
 ];
 
-/** Peak resident set of a process so far, or undefined once it is gone. */
-function peakRss(pid: number): number | undefined {
-  try {
-    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function runMigrate(bin: string, databaseUrl: string): Promise<MigrateRun> {
   const { env, nodeOptions } = binStart();
   const started = performance.now();
@@ -48,7 +38,7 @@ function runMigrate(bin: string, databaseUrl: string): Promise<MigrateRun> {
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const timer = setInterval(() => {
-    peak = Math.max(peak, peakRss(child.pid!) ?? 0);
+    peak = Math.max(peak, peakRssBytes(child.pid!) ?? 0);
   }, 5);
   return new Promise((done, fail) => {
     child.on("error", fail);

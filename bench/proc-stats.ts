@@ -15,14 +15,24 @@ function ticksPerSecond(): number {
   return clockTicks;
 }
 
-/** VmRSS of a process in bytes, or undefined when it is gone. */
-export function rssBytes(pid: number): number | undefined {
+/** A size field of /proc/<pid>/status in bytes, or undefined when the process is gone. */
+function statusBytes(pid: number, field: "VmRSS" | "VmHWM"): number | undefined {
   try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    const m = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) * 1024 : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Resident memory of a process now, in bytes. */
+export function rssBytes(pid: number): number | undefined {
+  return statusBytes(pid, "VmRSS");
+}
+
+/** Peak resident memory (VmHWM) of a process so far, in bytes. */
+export function peakRssBytes(pid: number): number | undefined {
+  return statusBytes(pid, "VmHWM");
 }
 
 /** User + system CPU seconds a process has used, or undefined when it is gone. */

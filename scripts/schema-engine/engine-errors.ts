@@ -1,4 +1,5 @@
 // Turns the schema engine's errors into messages a person can act on.
+import { describeDbError } from "../../src/store/migrate/errors.ts";
 import type { ScriptFailure } from "./adapter.ts";
 import type { MigrationList } from "./migrations-list.ts";
 
@@ -16,19 +17,6 @@ export function cleanEngineMessage(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = kept.join("\n") || raw;
   return typeof code === "string" && code !== "" ? `${code}: ${message}` : message;
-}
-
-/** "column "x" does not exist (SQLSTATE 42703, line 2)" from a pg error raised by `script`. */
-function describeDbError(error: unknown, script: string): string {
-  if (!(error instanceof Error)) return String(error);
-  const pgError = error as Error & { code?: string; position?: string };
-  const details: string[] = [];
-  if (pgError.code) details.push(`SQLSTATE ${pgError.code}`);
-  const position = Number(pgError.position);
-  if (Number.isInteger(position) && position > 0) {
-    details.push(`line ${script.slice(0, position - 1).split("\n").length}`);
-  }
-  return details.length > 0 ? `${pgError.message} (${details.join(", ")})` : pgError.message;
 }
 
 /**

@@ -1,7 +1,7 @@
 // One migration command's lifetime: connect, open an engine, run, and always clean up (free the
 // engine, drop shadow databases, end pools) so the process can exit right after.
 import { createMigrationAdapter, type MigrationAdapter } from "./adapter.ts";
-import { describeTarget, reasonOf, redactError } from "../../src/store/migrate/errors.ts";
+import { describeTarget, passwordOf, reasonOf, redactError } from "../../src/store/migrate/errors.ts";
 import { engineError, openSchemaEngine, type SchemaEngine } from "./wasm-engine.ts";
 
 export interface Session {
@@ -43,14 +43,5 @@ export async function withMigrationEngine<T>(
     throw redactError(error, password);
   } finally {
     await adapter?.close().catch(() => {});
-  }
-}
-
-// If the URL cannot even be parsed we still must not echo its password.
-function passwordOf(databaseUrl: string): string | undefined {
-  try {
-    return decodeURIComponent(new URL(databaseUrl).password) || undefined;
-  } catch {
-    return undefined;
   }
 }

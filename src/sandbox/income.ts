@@ -7,8 +7,8 @@
 // first by default (switch `incomeOrdering`). See README "v3 ledger endpoint (income)".
 import { DAY_MS, horizonMs, refusalMessage, REFUSAL_CODE, type Behaviours } from "./behaviours.ts";
 import { encodingOf } from "./encode.ts";
-import type { FilterIndexes, Parsed } from "./query.ts";
-import { anyTypeIndex, businessTypeIndex, type BillStore } from "./store.ts";
+import { filterFields, integer, isAbsent, type FilterIndexes, type Parsed } from "./query.ts";
+import { anyTypeIndex, type BillStore } from "./store.ts";
 
 /** The widest range one request may ask for (both times given). */
 export const INCOME_MAX_SPAN_MS = 100 * DAY_MS;
@@ -77,26 +77,6 @@ export function serveIncome(ctx: IncomeContext, raw: string, nowMs: number): Inc
 
 // ---- validation ----
 
-function isAbsent(v: unknown): boolean {
-  return v === undefined || v === null || v === "";
-}
-
-function text(body: Record<string, unknown>, key: string): Parsed<string | null> {
-  const v = body[key];
-  if (isAbsent(v)) return { ok: true, value: null };
-  if (typeof v !== "string") return { ok: false, msg: `${key} must be a string` };
-  return { ok: true, value: v };
-}
-
-/** An integer given as a JSON number or a numeric string, read as v2 reads it (query.ts). */
-function integer(body: Record<string, unknown>, key: string): Parsed<number | null> {
-  const v = body[key];
-  if (isAbsent(v)) return { ok: true, value: null };
-  const n = typeof v === "number" ? v : typeof v === "string" && /^-?\d{1,16}$/.test(v) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n)) return { ok: false, msg: `${key} must be an integer` };
-  return { ok: true, value: n };
-}
-
 /** A bill id: digits (a string, or a bare number however large, see quoteBigIntegers). */
 function billId(body: Record<string, unknown>, key: string): Parsed<bigint | null> {
   const v = body[key];
@@ -150,31 +130,20 @@ export function parseIncomeQuery(raw: string, extraTypes: readonly string[] = []
   const body = parseBody(raw);
   if (!body.ok) return body;
   const b = body.value;
-  const asset = text(b, "asset");
-  if (!asset.ok) return asset;
-  const symbol = text(b, "symbol");
-  if (!symbol.ok) return symbol;
-  const type = text(b, "incomeType");
-  if (!type.ok) return type;
-  if (type.value !== null && businessTypeIndex(type.value) === undefined && !extraTypes.includes(type.value))
-    return { ok: false, msg: `incomeType ${JSON.stringify(type.value)} is not supported` };
-  const startTime = integer(b, "startTime");
-  if (!startTime.ok) return startTime;
-  const endTime = integer(b, "endTime");
-  if (!endTime.ok) return endTime;
-  const limit = integer(b, "limit");
-  if (!limit.ok) return limit;
+  const fields = filterFields(b, { coin: "asset", type: "incomeType" }, extraTypes);
+  if (!fields.ok) return fields;
+  const { coin: asset, symbol, type: incomeType, startTime, endTime, limit } = fields.value;
   const next = cursor(b);
   if (!next.ok) return next;
   return {
     ok: true,
     value: {
-      asset: asset.value,
-      symbol: symbol.value,
-      incomeType: type.value,
-      startTime: startTime.value,
-      endTime: endTime.value,
-      limit: limit.value ?? DEFAULT_LIMIT,
+      asset,
+      symbol,
+      incomeType,
+      startTime,
+      endTime,
+      limit: limit ?? DEFAULT_LIMIT,
       cursor: next.value,
     },
   };

@@ -37,11 +37,12 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; msg: string };
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 
-function isAbsent(v: unknown): boolean {
+/** Absent, null and "" all mean "not given" in a request body (both endpoints). */
+export function isAbsent(v: unknown): boolean {
   return v === undefined || v === null || v === "";
 }
 
-function text(body: Record<string, unknown>, key: string): Parsed<string | null> {
+export function text(body: Record<string, unknown>, key: string): Parsed<string | null> {
   const v = body[key];
   if (isAbsent(v)) return { ok: true, value: null };
   if (typeof v !== "string") return { ok: false, msg: `${key} must be a string` };
@@ -49,12 +50,48 @@ function text(body: Record<string, unknown>, key: string): Parsed<string | null>
 }
 
 /** An integer given as a JSON number or a numeric string. */
-function integer(body: Record<string, unknown>, key: string): Parsed<number | null> {
+export function integer(body: Record<string, unknown>, key: string): Parsed<number | null> {
   const v = body[key];
   if (isAbsent(v)) return { ok: true, value: null };
   const n = typeof v === "number" ? v : typeof v === "string" && /^-?\d{1,16}$/.test(v) ? Number(v) : NaN;
   if (!Number.isSafeInteger(n)) return { ok: false, msg: `${key} must be an integer` };
   return { ok: true, value: n };
+}
+
+export interface FilterFields {
+  coin: string | null;
+  symbol: string | null;
+  type: string | null;
+  startTime: number | null;
+  endTime: number | null;
+  limit: number | null;
+}
+
+/** The filter fields both endpoints take, under each one's names for the coin and the type: texts,
+ *  integers, and a type among spec 4.1's businessType values or `extraTypes` (the sandbox's
+ *  unknown types). */
+export function filterFields(
+  b: Record<string, unknown>,
+  names: { coin: string; type: string },
+  extraTypes: readonly string[],
+): Parsed<FilterFields> {
+  const coin = text(b, names.coin);
+  if (!coin.ok) return coin;
+  const symbol = text(b, "symbol");
+  if (!symbol.ok) return symbol;
+  const type = text(b, names.type);
+  if (!type.ok) return type;
+  if (type.value !== null && businessTypeIndex(type.value) === undefined && !extraTypes.includes(type.value)) {
+    return { ok: false, msg: `${names.type} ${JSON.stringify(type.value)} is not supported` };
+  }
+  const startTime = integer(b, "startTime");
+  if (!startTime.ok) return startTime;
+  const endTime = integer(b, "endTime");
+  if (!endTime.ok) return endTime;
+  const limit = integer(b, "limit");
+  if (!limit.ok) return limit;
+  const value = { coin: coin.value, symbol: symbol.value, type: type.value };
+  return { ok: true, value: { ...value, startTime: startTime.value, endTime: endTime.value, limit: limit.value } };
 }
 
 /** `extraTypes`: businessType filter values accepted beyond spec 4.1 (the sandbox's unknown types). */
@@ -70,35 +107,19 @@ export function parseBillsQuery(raw: string, extraTypes: readonly string[] = [])
   if (body === null || typeof body !== "object" || Array.isArray(body))
     return { ok: false, msg: "request body must be a JSON object" };
   const b = body as Record<string, unknown>;
-  const coin = text(b, "coin");
-  if (!coin.ok) return coin;
-  const symbol = text(b, "symbol");
-  if (!symbol.ok) return symbol;
-  const businessType = text(b, "businessType");
-  if (!businessType.ok) return businessType;
-  if (
-    businessType.value !== null &&
-    businessTypeIndex(businessType.value) === undefined &&
-    !extraTypes.includes(businessType.value)
-  ) {
-    return { ok: false, msg: `businessType ${JSON.stringify(businessType.value)} is not supported` };
-  }
-  const startTime = integer(b, "startTime");
-  if (!startTime.ok) return startTime;
-  const endTime = integer(b, "endTime");
-  if (!endTime.ok) return endTime;
-  const limit = integer(b, "limit");
-  if (!limit.ok) return limit;
-  const lim = limit.value ?? DEFAULT_LIMIT;
+  const fields = filterFields(b, { coin: "coin", type: "businessType" }, extraTypes);
+  if (!fields.ok) return fields;
+  const { coin, symbol, type: businessType, startTime, endTime, limit } = fields.value;
+  const lim = limit ?? DEFAULT_LIMIT;
   if (lim < 1 || lim > MAX_LIMIT) return { ok: false, msg: `limit must be an integer between 1 and ${MAX_LIMIT}` };
   return {
     ok: true,
     value: {
-      coin: coin.value,
-      symbol: symbol.value,
-      businessType: businessType.value,
-      startTime: startTime.value,
-      endTime: endTime.value,
+      coin,
+      symbol,
+      businessType,
+      startTime,
+      endTime,
       limit: lim,
     },
   };

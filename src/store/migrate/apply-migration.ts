@@ -4,6 +4,7 @@
 // must therefore not manage transactions itself, nor use statements that refuse to run in one
 // (CREATE INDEX CONCURRENTLY, ALTER TYPE ... ADD VALUE before PostgreSQL 12).
 import type pg from "pg";
+import { describeDbError } from "./errors.ts";
 import { recordApplied } from "./history-table.ts";
 import type { MigrationFile } from "./migrations-dir.ts";
 
@@ -20,17 +21,4 @@ export async function applyMigration(client: pg.ClientBase, migration: Migration
       cause: error,
     });
   }
-}
-
-/** 'column "x" does not exist (SQLSTATE 42703, line 2)' from a pg error raised by `script`. */
-function describeDbError(error: unknown, script: string): string {
-  if (!(error instanceof Error)) return String(error);
-  const pgError = error as Error & { code?: string; position?: string };
-  const details: string[] = [];
-  if (pgError.code) details.push(`SQLSTATE ${pgError.code}`);
-  const position = Number(pgError.position);
-  if (Number.isInteger(position) && position > 0) {
-    details.push(`line ${script.slice(0, position - 1).split("\n").length}`);
-  }
-  return details.length > 0 ? `${pgError.message} (${details.join(", ")})` : pgError.message;
 }

@@ -2,7 +2,7 @@
 // reached, and never the password of DATABASE_URL in any message.
 import pg from "pg";
 import { parseIntoClientConfig } from "pg-connection-string";
-import { describeTarget, reasonOf, redactError } from "./errors.ts";
+import { describeTarget, passwordOf, reasonOf, redactError } from "./errors.ts";
 
 export async function withMigrationClient<T>(databaseUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
   let password = passwordOf(databaseUrl);
@@ -23,14 +23,5 @@ export async function withMigrationClient<T>(databaseUrl: string, run: (client: 
     throw redactError(error, password);
   } finally {
     await client?.end().catch(() => {});
-  }
-}
-
-// If the URL cannot even be parsed we still must not echo its password.
-function passwordOf(databaseUrl: string): string | undefined {
-  try {
-    return decodeURIComponent(new URL(databaseUrl).password) || undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -47,3 +47,25 @@ export function reasonOf(error: unknown): string {
   }
   return String(error);
 }
+
+/** 'column "x" does not exist (SQLSTATE 42703, line 2)' from a pg error raised by `script`. */
+export function describeDbError(error: unknown, script: string): string {
+  if (!(error instanceof Error)) return String(error);
+  const pgError = error as Error & { code?: string; position?: string };
+  const details: string[] = [];
+  if (pgError.code) details.push(`SQLSTATE ${pgError.code}`);
+  const position = Number(pgError.position);
+  if (Number.isInteger(position) && position > 0) {
+    details.push(`line ${script.slice(0, position - 1).split("\n").length}`);
+  }
+  return details.length > 0 ? `${pgError.message} (${details.join(", ")})` : pgError.message;
+}
+
+// If the URL cannot even be parsed we still must not echo its password.
+export function passwordOf(databaseUrl: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(databaseUrl).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
