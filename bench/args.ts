@@ -13,6 +13,7 @@ export const ITEMS = [
   "exchange-behaviours",
   "co-tenant",
   "migrate",
+  "export",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 
@@ -48,6 +49,8 @@ export interface BenchArgs {
   /** Migrate: runs of the CLI (each on an empty, then an up-to-date database), and the CLI measured. */
   migrateRuns: number;
   migrateBin: string;
+  /** Export: bills of the account exported. */
+  exportBills: number;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
@@ -71,6 +74,7 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin"> = {
   coTenantWeight: 100,
   coTenantWindowMs: 1000,
   migrateRuns: 10,
+  exportBills: 1_000_000,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -85,6 +89,7 @@ const SMALL: Partial<BenchArgs> = {
   behaviourBills: 3000,
   coTenantBills: 3000,
   migrateRuns: 3,
+  exportBills: 50_000,
 };
 
 type NumericKey = {
@@ -109,6 +114,7 @@ const NUMERIC: Record<string, NumericKey> = {
   "--co-tenant-weight": "coTenantWeight",
   "--co-tenant-window-ms": "coTenantWindowMs",
   "--migrate-runs": "migrateRuns",
+  "--export-bills": "exportBills",
 };
 
 const d = DEFAULTS;
@@ -123,6 +129,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   exchange-behaviours: --behaviour-bills ${d.behaviourBills}
   co-tenant: --co-tenant-bills ${d.coTenantBills} --co-tenant-weight ${d.coTenantWeight} --co-tenant-window-ms ${d.coTenantWindowMs}
   migrate:   --migrate-runs ${d.migrateRuns} --migrate-bin bin/ledger-sync.js (another checkout's CLI for a before figure)
+  export:    --export-bills ${d.exportBills}
   (defaults shown; --small: ${Object.entries(SMALL)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ")}; --no-doc: print only)`;

@@ -10,6 +10,7 @@ import { budgetEfficiency, budgetRowsBySource, BUDGET_METHOD } from "./budget.ts
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
 import { coTenant, CO_TENANT_METHOD, coTenantRows } from "./co-tenant.ts";
 import { BEHAVIOURS_METHOD, behaviourRows, exchangeBehaviours } from "./exchange-behaviours.ts";
+import { EXPORT_METHOD, exportCost, exportRows } from "./export-cost.ts";
 import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
@@ -89,6 +90,11 @@ const RUNNERS: Record<Item, Runner> = {
     title: "Migrate: the CLI's start-up time and memory (issue 17)",
     rows: migrateRows(await migrateCost(a.migrateRuns, a.migrateBin), sizeNote(a.migrateRuns, "migrateRuns")),
     method: MIGRATE_METHOD,
+  }),
+  export: async (a) => ({
+    title: "Export: rate and memory of `ledger-sync export` (issue 18)",
+    rows: exportRows(await exportCost(a.exportBills), sizeNote(a.exportBills, "exportBills")),
+    method: EXPORT_METHOD,
   }),
 };
 

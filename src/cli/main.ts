@@ -2,11 +2,14 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
 import { registerBackfill } from "./commands/backfill.ts";
+import { registerClose } from "./commands/close.ts";
 import { registerDemo } from "./commands/demo.ts";
+import { registerExport } from "./commands/export.ts";
 import { registerGrantReadonly } from "./commands/grant-readonly.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
+import { registerStatement } from "./commands/statement.ts";
 import { registerStatus } from "./commands/status.ts";
 import { registerSync } from "./commands/sync.ts";
 import { registerVerify } from "./commands/verify.ts";
@@ -32,7 +35,10 @@ registerWorker(program);
 registerBackfill(program);
 registerStatus(program);
 registerVerify(program);
+registerStatement(program);
+registerClose(program);
 registerGrantReadonly(program);
+registerExport(program);
 registerSandbox(program);
 registerDemo(program);
 

@@ -20,6 +20,7 @@ export interface JobMetrics {
   billLateness(account: string, latenessMs: number[]): void;
   breaksHealed(account: string, n: number): void;
   breaksOpen(account: string, n: number): void;
+  closedPeriodsChanged(account: string, n: number): void;
   syncLag(account: string, stream: string, seconds: number): void;
   success(account: string, stream: string, at: Date): void;
   quarantined(account: string, n: number): void;

@@ -79,6 +79,7 @@ export class Metrics {
   private readonly billLatenessSeconds: Histogram<"account">;
   private readonly breaksHealedTotal: Counter<"account">;
   private readonly breaksOpenGauge: Gauge<"account">;
+  private readonly closedPeriodsChangedGauge: Gauge<"account">;
   private readonly queueJobs: Gauge<"queue" | "state">;
   private readonly quarantinedRecords: Gauge<"account">;
   private readonly verifyFailures: Gauge<"account" | "check">;
@@ -177,6 +178,12 @@ export class Metrics {
       labelNames: ["account"],
       registers,
     });
+    this.closedPeriodsChangedGauge = new Gauge({
+      name: `${p}closed_periods_changed`,
+      help: "Closed periods (ledger-sync close) whose bills changed since they were closed, as the worker's last verify found them: changed, added (filed late) or missing bills. 0 when every closed period is intact.",
+      labelNames: ["account"],
+      registers,
+    });
     this.jobDuration = new Histogram({
       name: `${p}job_duration_seconds`,
       help: "Duration of job runs, by outcome.",
@@ -232,6 +239,10 @@ export class Metrics {
 
   breaksOpen(account: string, n: number): void {
     this.breaksOpenGauge.set({ account }, n);
+  }
+
+  closedPeriodsChanged(account: string, n: number): void {
+    this.closedPeriodsChangedGauge.set({ account }, n);
   }
 
   billRevisions(account: string, n: number): void {

@@ -2,6 +2,7 @@
 // its cost follows what is new, not the size of the history. Every bills write that adds or changes
 // a bill behind that point moves it back (store/bills-window.ts), and a verify that raced with a
 // write does not advance it (write_seq), so nothing written goes unchecked.
+import { changedCloseIds } from "../periods/closed-period-check.ts";
 import type { Db } from "../store/prisma.ts";
 import type { CoinContinuity, Rule } from "./balance-continuity.ts";
 import type { AccountReport } from "./report.ts";
@@ -35,6 +36,7 @@ interface State {
   write_seq: string;
   rules: Record<string, Rule>;
   cum_from: Record<string, number>;
+  report: unknown;
 }
 
 export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promise<IncrementalOutcome> {
@@ -43,7 +45,7 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
     o.account,
   );
   const [state] = await db.$queryRawUnsafe<State[]>(
-    "SELECT check_from_ms::text, write_seq::text, rules, cum_from FROM verify_state WHERE account_name = $1",
+    "SELECT check_from_ms::text, write_seq::text, rules, cum_from, report FROM verify_state WHERE account_name = $1",
     o.account,
   );
   const fromMs = Number(state!.check_from_ms);
@@ -55,6 +57,9 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
     now: o.now,
     rules: state!.rules,
     cumFromMs: state!.cum_from,
+    // Closed periods behind fromMs were checked before; those found changed stay under check until
+    // closed again, so a change is reported on every run, not only on the one after the write.
+    recheckCloseIds: changedCloseIds(state!.report),
   });
 
   const rules = { ...state!.rules };

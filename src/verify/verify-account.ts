@@ -1,5 +1,6 @@
 // verify for one account: every check, one report. Read-only, so an auditor can run it with the
 // read-only role (grant-readonly).
+import { checkClosedPeriods } from "../periods/closed-period-check.ts";
 import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
 import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
@@ -21,6 +22,10 @@ export interface VerifyOptions {
   /** Incremental form (the worker): rules learned before, cum check bases. */
   rules?: Record<string, Rule>;
   cumFromMs?: Record<string, number>;
+  /** Check closed periods overlapping the range (default true; a close leaves out its own period). */
+  closedPeriods?: boolean;
+  /** Closes checked whatever the range (the worker's: those its last run found changed). */
+  recheckCloseIds?: string[];
 }
 
 export interface VerifyOutcome {
@@ -65,6 +70,15 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
     cumFromMs: o.cumFromMs,
   });
   checks.push(...collateral.checks);
+  if (o.closedPeriods !== false)
+    checks.push(
+      ...(await checkClosedPeriods(db, {
+        account: o.account,
+        fromMs: o.fromMs,
+        toMs: o.toMs,
+        recheckCloseIds: o.recheckCloseIds,
+      })),
+    );
   const quarantine = await checkQuarantine(db, o.account);
   checks.push(quarantine.check);
   checks.push(

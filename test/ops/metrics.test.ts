@@ -93,6 +93,7 @@ describe("/metrics", () => {
     metrics.jobFinished("sync", "bills", "failed", 0.7);
     metrics.queueDepth("sync", "delayed", 4);
     metrics.quarantined("main", 3);
+    metrics.closedPeriodsChanged("main", 1);
     metrics.verified("main", { "balance-continuity": 2, quarantine: 0 }, new Date("2026-01-02T03:04:06.000Z"));
     metrics.exchangeFacts("main", { ...NO_FACTS, pageSize: 100 });
 
@@ -149,6 +150,7 @@ describe("/metrics", () => {
 
     expect(value(samples, `${p}queue_jobs`, { queue: "sync", state: "delayed" })).toBe(4);
     expect(value(samples, `${p}quarantined_records`, { account: "main" })).toBe(3);
+    expect(value(samples, `${p}closed_periods_changed`, { account: "main" })).toBe(1);
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "balance-continuity" })).toBe(2);
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "quarantine" })).toBe(0);
     expect(value(samples, `${p}verify_last_run_timestamp_seconds`, { account: "main" })).toBe(
@@ -177,6 +179,7 @@ describe("/metrics", () => {
       [`${p}bill_lateness_seconds`]: "histogram",
       [`${p}breaks_healed_total`]: "counter",
       [`${p}breaks_open`]: "gauge",
+      [`${p}closed_periods_changed`]: "gauge",
       [`${p}queue_jobs`]: "gauge",
       [`${p}quarantined_records`]: "gauge",
       [`${p}verify_failures`]: "gauge",

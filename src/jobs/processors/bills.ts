@@ -1,5 +1,6 @@
 // Scheduled incremental bills sync of one account (BILLS_INTERVAL_MS).
 import type { Job } from "bullmq";
+import { changedClosedPeriods } from "../../periods/closed-period-check.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
@@ -107,6 +108,7 @@ async function verifyAfterSync(
       lookbackMs: ctx.config.lookbackMs,
     });
     ctx.metrics.verified(account, failuresByCheck(v.report));
+    ctx.metrics.closedPeriodsChanged(account, changedClosedPeriods(v.report));
     const failing = v.report.checks.filter(isFailing);
     if (failing.length > 0)
       logger.warn(

@@ -50,6 +50,8 @@ describe("migrations of prisma/schema.prisma", () => {
       "fee_settings",
       "leverage_settings",
       "mode_settings",
+      "period_close_bills",
+      "period_closes",
       "position_history",
       "positions_current",
       "quarantine",

@@ -1,0 +1,81 @@
+// `ledger-sync close`: seal a period's books (src/periods), or list the closed periods and whether
+// their bills are still the ones sealed. Closing writes; listing only reads.
+import { userInfo } from "node:os";
+import type { Command } from "commander";
+import { loadConfig, requireDatabaseUrl } from "../../config/index.ts";
+import { monthPeriod } from "../../statement/period.ts";
+import { CliExit, EXIT } from "../exit-codes.ts";
+import { asUsage } from "./statement.ts";
+
+interface CloseFlags {
+  period?: string;
+  account?: string;
+  by?: string;
+  list?: boolean;
+  json?: boolean;
+}
+
+/** The operating-system user, for --by; some containers run a uid with no name. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? `uid ${process.getuid?.() ?? "unknown"}`;
+  }
+}
+
+export function registerClose(program: Command): void {
+  program
+    .command("close")
+    .description(
+      "seal a period: refused while verify fails over it or the bills are not synced past its end plus SYNC_LOOKBACK_MS; stores its statement, bill count and SHA-256 digest in period_closes, and from then on verify reports any bill that changes in it. --list shows every closed period and whether it is intact",
+    )
+    .option("--period <YYYY-MM>", "the calendar month to close, in UTC")
+    .option("--account <name>", "the account (default: the only account with bills; with --list: every account)")
+    .option("--by <name>", "who closes it, stored with the close (default: the operating-system user)")
+    .option("--list", "list the closed periods: digest and state (intact / changed); read-only")
+    .option("--json", "print JSON even on a terminal")
+    .action(async (o: CloseFlags) => {
+      if (o.list && (o.period !== undefined || o.by !== undefined))
+        throw new CliExit(EXIT.usage, "--list takes no --period or --by: it lists every closed period");
+      if (!o.list && o.period === undefined)
+        throw new CliExit(EXIT.usage, "give --period YYYY-MM to close, or --list to list the closed periods");
+      const period = o.period === undefined ? undefined : await asUsage(() => monthPeriod(o.period!));
+      if (o.by !== undefined && o.by.trim() === "") throw new CliExit(EXIT.usage, "--by must not be empty");
+      const config = loadConfig();
+      const { createDb } = await import("../../store/prisma.ts");
+      const db = createDb(requireDatabaseUrl(config));
+      const json = o.json === true || !process.stdout.isTTY;
+      try {
+        if (period === undefined) {
+          const [{ listClosedPeriods }, { formatListing }] = await Promise.all([
+            import("../../periods/list-closes.ts"),
+            import("../../periods/format-closes.ts"),
+          ]);
+          const rows = await listClosedPeriods(db, o.account);
+          process.stdout.write(json ? `${JSON.stringify({ closedPeriods: rows }, null, 2)}\n` : formatListing(rows));
+          return;
+        }
+        const [{ resolveAccount }, { closePeriod }, { CloseRefused }, { formatCloseOutcome }] = await Promise.all([
+          import("../../statement/account.ts"),
+          import("../../periods/close-period.ts"),
+          import("../../periods/close-preconditions.ts"),
+          import("../../periods/format-closes.ts"),
+        ]);
+        const account = await asUsage(() => resolveAccount(db, o.account));
+        const outcome = await closePeriod(db, {
+          account,
+          period,
+          coinNames: config.coinNames,
+          lookbackMs: config.lookbackMs,
+          closedBy: o.by ?? osUser(),
+        }).catch((err: unknown) => {
+          throw err instanceof CloseRefused ? new CliExit(EXIT.failed, err.message) : err;
+        });
+        const said = formatCloseOutcome(outcome);
+        process.stdout.write(json ? `${JSON.stringify({ ...outcome, message: said.trim() }, null, 2)}\n` : said);
+      } finally {
+        await db.$disconnect();
+      }
+    });
+}

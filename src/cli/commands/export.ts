@@ -1,0 +1,46 @@
+import { InvalidArgumentError, Option, type Command } from "commander";
+import { loadConfig, parseInstant, requireDatabaseUrl } from "../../config/index.ts";
+import { FORMAT_NAMES, type FormatName } from "../../export/formats.ts";
+import { CliExit, EXIT } from "../exit-codes.ts";
+
+interface ExportFlags {
+  format: FormatName;
+  account?: string;
+  from?: number;
+  to?: number;
+  coin?: string;
+  out: string;
+}
+
+const instant = (flag: string) => (v: string) => {
+  const ms = parseInstant(v);
+  if (ms === undefined)
+    throw new InvalidArgumentError(
+      `${flag} must be an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z; UTC unless a zone is given) or epoch milliseconds`,
+    );
+  return ms;
+};
+
+export function registerExport(program: Command): void {
+  program
+    .command("export")
+    .description(
+      'write one account\'s stored bills in ledger order, for a tax tool (koinly, cointracker, cryptact) or exactly as stored (ledger-csv, jsonl); read-only (see README, "Exports")',
+    )
+    .addOption(new Option("--format <format>", "the file's format").choices(FORMAT_NAMES).makeOptionMandatory())
+    .option("--account <name>", "the account (default: the only account with bills)")
+    .option("--from <date|ms>", "first instant included (default: the first bill)", instant("--from"))
+    .option("--to <date|ms>", "first instant excluded (default: after the last bill)", instant("--to"))
+    .option("--coin <coin>", "only bills in this coin, e.g. USDT")
+    .option("--out <file>", "write this file (as FILE.partial-<pid>, renamed when complete); - for stdout", "-")
+    .action(async (o: ExportFlags) => {
+      const databaseUrl = requireDatabaseUrl(loadConfig());
+      if (o.from !== undefined && o.to !== undefined && o.to <= o.from)
+        throw new CliExit(EXIT.usage, "--to must be after --from (--from is included, --to excluded)");
+      const { runExport } = await import("../../export/run-export.ts");
+      const done = await runExport({ databaseUrl, ...o, fromMs: o.from, toMs: o.to });
+      process.stderr.write(
+        `export ${o.format}: ${done.bills} bills of account ${done.account}, ${done.lines} lines, to ${o.out === "-" ? "stdout" : o.out}\n`,
+      );
+    });
+}

@@ -1,0 +1,63 @@
+// Where an export goes: stdout ("-"), or a file that appears only complete. The file is written as
+// FILE.partial-<pid> beside it and renamed to FILE once the last line is on disk; a failed or
+// interrupted export deletes its partial file, so no half-written FILE is ever left behind.
+import { once } from "node:events";
+import { open, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import type { Writable } from "node:stream";
+
+export interface ExportOutput {
+  stream: Writable;
+  /** Whether the stream is to be ended when the export is done (stdout never is). */
+  end: boolean;
+  /** Makes the written file FILE (after the stream has finished). */
+  commit(): Promise<void>;
+  /** Deletes what was written. */
+  discard(): Promise<void>;
+}
+
+const WHY: Record<string, string> = {
+  ENOENT: "no such directory",
+  ENOTDIR: "a part of the path is not a directory",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EROFS: "read-only file system",
+};
+
+/** --out names a place that cannot be written: a usage error, detected before any work. */
+export class UnwritableOutputError extends Error {}
+
+export async function openExportOutput(path: string): Promise<ExportOutput> {
+  if (path === "-") {
+    return { stream: process.stdout, end: false, commit: async () => undefined, discard: async () => undefined };
+  }
+  const isDirectory = await stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (isDirectory) throw new UnwritableOutputError(`--out ${path}: is a directory; name a file`);
+  const partial = `${path}.partial-${process.pid}`;
+  let handle: FileHandle;
+  try {
+    handle = await open(partial, "wx");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "";
+    throw new UnwritableOutputError(`--out ${path}: cannot write there (${WHY[code] ?? code})`);
+  }
+  // The stream closes the file when it ends or is destroyed.
+  const stream = handle.createWriteStream();
+  return {
+    stream,
+    end: true,
+    commit: async () => {
+      if (!stream.closed) await once(stream, "close");
+      // On disk before it gets its name: a crash never leaves an empty or short FILE.
+      const synced = await open(partial, "r+");
+      await synced.sync().finally(() => synced.close());
+      await rename(partial, path);
+    },
+    discard: async () => {
+      if (!stream.closed) await once(stream.destroy(), "close");
+      await unlink(partial).catch(() => undefined);
+    },
+  };
+}

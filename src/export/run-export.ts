@@ -1,0 +1,121 @@
+// `ledger-sync export`: one account's bills over [--from, --to), optionally one coin, in one format,
+// to a file or stdout. Only reads (the grant-readonly role can run it), inside one snapshot. A bad
+// account or coin is a usage error found before any line is written, and nothing is left behind.
+import type pg from "pg";
+import { CliExit, EXIT } from "../cli/exit-codes.ts";
+import { ProgressReporter } from "../cli/progress.ts";
+import {
+  accountsWithBills,
+  coinsOf,
+  countBills,
+  EARLIEST_MS,
+  hasBills,
+  inLedgerSnapshot,
+  LATEST_MS,
+  type BillsRange,
+} from "../store/bills-read.ts";
+import { createDb, directPool } from "../store/prisma.ts";
+import { openExportOutput, UnwritableOutputError } from "./export-output.ts";
+import { FORMATS, type FormatName } from "./formats.ts";
+import { EXPORT_PAGE_SIZE, writeExport, type ExportTotals } from "./write-export.ts";
+
+export interface ExportRequest {
+  databaseUrl: string;
+  format: FormatName;
+  account?: string;
+  fromMs?: number;
+  toMs?: number;
+  coin?: string;
+  /** A file, or "-" for stdout. */
+  out: string;
+}
+
+export async function runExport(r: ExportRequest): Promise<ExportTotals & { account: string }> {
+  const output = await openExportOutput(r.out).catch((err: unknown) => {
+    throw err instanceof UnwritableOutputError ? new CliExit(EXIT.usage, err.message) : err;
+  });
+  const signal = interruptSignal();
+  const db = createDb(r.databaseUrl);
+  let written = false;
+  try {
+    const client = await directPool(db)!.connect();
+    try {
+      const result = await inLedgerSnapshot(client, async () => {
+        const range = await resolveRange(client, r);
+        const totals = await writeExport({
+          client,
+          range,
+          format: FORMATS[r.format],
+          out: output.stream,
+          end: output.end,
+          signal,
+          ...(process.stderr.isTTY ? { onPage: await progressBar(client, range, r.format) } : {}),
+        }).catch((err: unknown) => {
+          // `export ... | head`: the reader went away; say so rather than "write EPIPE".
+          if ((err as NodeJS.ErrnoException).code === "EPIPE")
+            throw new CliExit(EXIT.failed, "stdout was closed before the export ended (EPIPE)");
+          throw err;
+        });
+        return { ...totals, account: range.account };
+      });
+      await output.commit();
+      written = true;
+      return result;
+    } finally {
+      // Closed, not pooled: the export is the pool's only use, and no idle socket keeps the process.
+      client.release(true);
+    }
+  } finally {
+    if (!written) await output.discard();
+    await db.$disconnect();
+  }
+}
+
+async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<BillsRange> {
+  const account = r.account ?? (await onlyAccount(client));
+  if (r.account !== undefined && !(await hasBills(client, account))) {
+    const known = (await accountsWithBills(client)).join(", ") || "none";
+    throw new CliExit(
+      EXIT.usage,
+      `--account ${account}: no bills are stored for that account (accounts with bills: ${known})`,
+    );
+  }
+  if (r.coin !== undefined && !(await hasBills(client, account, r.coin))) {
+    const coins = (await coinsOf(client, account)).join(", ");
+    throw new CliExit(
+      EXIT.usage,
+      `--coin ${r.coin}: account ${account} has no bills in that coin (its coins: ${coins})`,
+    );
+  }
+  return {
+    account,
+    fromMs: Math.min(r.fromMs ?? EARLIEST_MS, LATEST_MS),
+    toMs: Math.min(r.toMs ?? LATEST_MS, LATEST_MS),
+    ...(r.coin === undefined ? {} : { coin: r.coin }),
+  };
+}
+
+/** Without --account: the one account with bills; with several, the user must choose. */
+async function onlyAccount(client: pg.ClientBase): Promise<string> {
+  const accounts = await accountsWithBills(client);
+  if (accounts.length === 1) return accounts[0]!;
+  if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills are stored: nothing to export");
+  throw new CliExit(EXIT.usage, `several accounts have bills (${accounts.join(", ")}): choose one with --account`);
+}
+
+/** A bar on the terminal's stderr: pages of the range done, bills, rate. */
+async function progressBar(client: pg.ClientBase, range: BillsRange, format: FormatName) {
+  const pages = Math.ceil((await countBills(client, range)) / EXPORT_PAGE_SIZE);
+  const bar = new ProgressReporter(`export ${format}`);
+  return (bills: number) =>
+    bar.update({ windowsDone: Math.ceil(bills / EXPORT_PAGE_SIZE), windowsTotal: pages, bills });
+}
+
+/** Aborted by SIGINT/SIGTERM with the reason main.ts maps to exit code 130. */
+function interruptSignal(): AbortSignal {
+  const controller = new AbortController();
+  const stop = (sig: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${sig}`));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return controller.signal;
+}

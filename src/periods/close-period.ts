@@ -1,0 +1,88 @@
+// `ledger-sync close`: seals a period. The close row (the statement's figures, the bill count and
+// the digest) and one period_close_bills row per bill are written by ONE statement, so they come
+// from one snapshot of the bills; it writes only if the digest is still the one the statement was
+// computed beside, so figures and digest describe the same bills. Closing an unchanged period again
+// writes nothing; closing a changed one adds a row that supersedes the period's current close.
+import type { Db } from "../store/prisma.ts";
+import type { Period } from "../statement/period.ts";
+import { buildStatement, type Statement } from "../statement/statement.ts";
+import { assertClosable, assertMayClose, CloseRefused } from "./close-preconditions.ts";
+import { currentCloses, type PeriodCloseRow } from "./close-store.ts";
+import { DIGEST_OF_LINES, LINE_SHA256, PERIOD_LINES, periodDigest } from "./digest.ts";
+
+export interface CloseOptions {
+  account: string;
+  period: Period;
+  coinNames: Record<string, string>;
+  lookbackMs: number;
+  /** Who closes it (--by, by default the operating-system user). */
+  closedBy: string;
+}
+
+export type CloseOutcome =
+  | { status: "closed"; close: PeriodCloseRow; superseded: PeriodCloseRow | null; statement: Statement }
+  | { status: "unchanged"; close: PeriodCloseRow };
+
+// $1 account, $2 from, $3 to (PERIOD_LINES), $4 label, $5 expected digest, $6 figures, $7 by, $8 supersedes.
+const INSERT_CLOSE = `
+WITH lines AS (${PERIOD_LINES}),
+sealed AS (SELECT ${DIGEST_OF_LINES} AS digest, count(*)::int AS bills FROM lines),
+new_close AS (
+  INSERT INTO period_closes (account_name, period, period_start, period_end, period_start_ms, period_end_ms,
+                             bill_count, digest, figures, closed_by, supersedes)
+  SELECT $1, $4, timestamptz 'epoch' + $2::bigint * interval '1 millisecond',
+         timestamptz 'epoch' + $3::bigint * interval '1 millisecond', $2::bigint, $3::bigint,
+         s.bills, s.digest, $6::jsonb, $7, $8::bigint
+  FROM sealed s WHERE s.digest = $5
+  RETURNING id
+),
+kept AS (
+  INSERT INTO period_close_bills (close_id, bill_id, line_sha256)
+  SELECT c.id, l.bill_id, ${LINE_SHA256} FROM new_close c, lines l
+  RETURNING 1
+)
+SELECT (SELECT id::text FROM new_close) AS id, (SELECT count(*)::int FROM kept) AS bills`;
+
+/** The close currently sealing exactly this period, if any. */
+async function currentClose(db: Db, account: string, period: Period): Promise<PeriodCloseRow | null> {
+  const closes = await currentCloses(db, { account, fromMs: period.fromMs, toMs: period.toMs - 1 });
+  return closes.find((c) => c.fromMs === period.fromMs && c.toMs === period.toMs) ?? null;
+}
+
+export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome> {
+  await assertMayClose(db);
+  const range = { account: o.account, fromMs: o.period.fromMs, toMs: o.period.toMs };
+  const before = await periodDigest(db, range);
+  const current = await currentClose(db, o.account, o.period);
+  // Sealed with these very bills already: nothing to prove again, nothing to write.
+  if (current && current.digest === before.digest) return { status: "unchanged", close: current };
+  await assertClosable(db, o);
+  const statement = await buildStatement(db, { account: o.account, period: o.period, coinNames: o.coinNames });
+  let inserted: { id: string | null }[];
+  try {
+    inserted = await db.$queryRawUnsafe<{ id: string | null }[]>(
+      INSERT_CLOSE,
+      o.account,
+      String(o.period.fromMs),
+      String(o.period.toMs),
+      o.period.label,
+      before.digest,
+      JSON.stringify(statement),
+      o.closedBy,
+      current?.id ?? null,
+    );
+  } catch (err) {
+    // The chain's unique indexes: another close of this period was stored since we looked.
+    if (/period_closes_(first_close|supersedes)_key/.test(String((err as Error).message)))
+      throw new CloseRefused(
+        `${o.period.label} of account "${o.account}" was closed meanwhile by another process: run close again`,
+      );
+    throw err;
+  }
+  if (inserted[0]?.id == null)
+    throw new CloseRefused(
+      `the bills of ${o.period.label} of account "${o.account}" changed while it was being closed: run close again`,
+    );
+  const close = await currentClose(db, o.account, o.period);
+  return { status: "closed", close: close!, superseded: current, statement };
+}

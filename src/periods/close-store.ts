@@ -1,0 +1,77 @@
+// Reading period_closes: the close that currently seals each period is the newest of its chain, the
+// row no later close supersedes.
+import type { Db } from "../store/prisma.ts";
+
+export interface PeriodCloseRow {
+  id: string;
+  account: string;
+  period: string;
+  fromMs: number;
+  toMs: number;
+  billCount: number;
+  digest: string;
+  closedBy: string;
+  dbUser: string;
+  closedAt: Date;
+  supersedes: string | null;
+  /** How many times the period was closed (this close and those it superseded, directly or not). */
+  closes: number;
+}
+
+interface Row {
+  id: string;
+  account: string;
+  period: string;
+  from_ms: string;
+  to_ms: string;
+  bill_count: number;
+  digest: string;
+  closed_by: string;
+  db_user: string;
+  closed_at: Date;
+  supersedes: string | null;
+  closes: number;
+}
+
+export interface CloseFilter {
+  account?: string;
+  /** Only closes whose period overlaps [fromMs, toMs] (both included). */
+  fromMs?: number;
+  toMs?: number;
+  /** ...or whose id is one of these (still only when they are current). */
+  orIds?: string[];
+}
+
+/** The current close of every closed period that matches, in account and period order. */
+export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<PeriodCloseRow[]> {
+  const rows = await db.$queryRawUnsafe<Row[]>(
+    `SELECT p.id::text, p.account_name AS account, p.period, p.period_start_ms::text AS from_ms,
+            p.period_end_ms::text AS to_ms, p.bill_count, p.digest, p.closed_by, p.db_user, p.closed_at,
+            p.supersedes::text,
+            (SELECT count(*)::int FROM period_closes x WHERE x.account_name = p.account_name
+               AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes
+     FROM period_closes p
+     WHERE NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.supersedes = p.id)
+       AND ($1::text IS NULL OR p.account_name = $1)
+       AND ((p.period_end_ms > $2::bigint AND p.period_start_ms <= $3::bigint) OR p.id::text = ANY($4::text[]))
+     ORDER BY p.account_name, p.period_start_ms, p.period_end_ms`,
+    f.account ?? null,
+    String(f.fromMs ?? Number.MIN_SAFE_INTEGER),
+    String(f.toMs ?? Number.MAX_SAFE_INTEGER),
+    f.orIds ?? [],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    account: r.account,
+    period: r.period,
+    fromMs: Number(r.from_ms),
+    toMs: Number(r.to_ms),
+    billCount: r.bill_count,
+    digest: r.digest,
+    closedBy: r.closed_by,
+    dbUser: r.db_user,
+    closedAt: r.closed_at,
+    supersedes: r.supersedes,
+    closes: r.closes,
+  }));
+}

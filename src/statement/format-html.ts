@@ -1,0 +1,73 @@
+// `statement --format html`: one standalone page to print or archive. Inline CSS, no script and no
+// external asset, so it renders the same offline years later; every value is HTML-escaped, since
+// coin names, business types and symbols are whatever the exchange sent.
+import type { CoinStatement, Statement } from "./statement.ts";
+import { chainSentence, collateralSentences, figureLines, heading, rangeLine } from "./wording.ts";
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+const CSS = `
+body { font: 11pt/1.4 system-ui, sans-serif; margin: 2em; color: #111; }
+h1 { font-size: 15pt; margin: 0 0 .2em; } h2 { font-size: 13pt; margin: 1.6em 0 .4em; }
+p.range, p.note { color: #444; margin: 0 0 1em; }
+table { border-collapse: collapse; margin: .3em 0 .8em; }
+th, td { border: 1px solid #bbb; padding: .2em .6em; vertical-align: top; }
+th { background: #eee; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; white-space: nowrap; }
+tr.total td { font-weight: bold; }
+.ok { color: #064; font-weight: bold; } .broken { color: #a00; font-weight: bold; }
+@media print { body { margin: 0; } section { break-inside: avoid; } }
+`;
+
+const cell = (text: string, numeric = false) => `<td${numeric ? ' class="num"' : ""}>${escapeHtml(text)}</td>`;
+
+function coinSection(c: CoinStatement): string {
+  const movementRows = c.movements
+    .map(
+      (m) =>
+        `<tr>${cell(m.businessType)}${cell(String(m.bills), true)}${cell(m.amount, true)}${cell(m.fillFee, true)}</tr>`,
+    )
+    .join("\n");
+  const figureRows = figureLines(c)
+    .map(([l, v, n]) => `<tr><th>${escapeHtml(l)}</th>${cell(v, true)}${cell(n)}</tr>`)
+    .join("\n");
+  const collateral = collateralSentences(c)
+    .map((x) => `<p class="note">${escapeHtml(x.label)}: ${escapeHtml(x.text)}</p>`)
+    .join("\n");
+  return `<section>
+<h2>${escapeHtml(c.coin)}</h2>
+<table>
+<tr><th>business type</th><th>bills</th><th>amount</th><th>fill fee</th></tr>
+${movementRows}
+<tr class="total">${cell("total")}${cell(String(c.total.bills), true)}${cell(c.total.amount, true)}${cell(c.total.fillFee, true)}</tr>
+</table>
+<table>
+${figureRows}
+</table>
+<p>balance chain: <span class="${c.chain.ok ? "ok" : "broken"}">${escapeHtml(chainSentence(c))}</span></p>
+${collateral}
+</section>`;
+}
+
+export function formatStatementHtml(s: Statement): string {
+  const title = heading(s);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${escapeHtml(title)}</title>
+<style>${CSS}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<p class="range">${escapeHtml(rangeLine(s))}</p>
+${s.coins.length === 0 ? '<p class="note">no coin has a bill before the end of the period</p>' : s.coins.map(coinSection).join("\n")}
+${s.collateralNote ? `<p class="note">${escapeHtml(s.collateralNote)}</p>` : ""}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,172 @@
+// A statement of one account over a period, per coin: the opening balance, the movements by business
+// type, fees, funding, the realized trading result, the closing balance, and the balance chain
+// (opening + movements = closing, by the rule verify's balance continuity finds the data to obey).
+// Every figure is exact decimal text; sums come from PostgreSQL, the chain from decimal.js.
+import { Decimal } from "decimal.js";
+import type { Db } from "../store/prisma.ts";
+import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "../verify/balance-continuity.ts";
+import { collateralNear, type CollateralComparison } from "./collateral-near.ts";
+import { numericSum, numericText } from "./numeric-text.ts";
+import { iso, type Period } from "./period.ts";
+import { anchorRows, movementRows, type AnchorRow, type MovementRow } from "./statement-sql.ts";
+
+/** The collateral moves of opening and closing positions (v_daily_pnl's `trading`, fees inside). */
+export const TRADING_TYPES = [
+  "position_open_long",
+  "position_open_short",
+  "position_close_long",
+  "position_close_short",
+];
+export const FUNDING_TYPE = "position_funding";
+
+export interface BalancePoint {
+  balance: string;
+  /** The bill the balance is after, and its creation time. */
+  billId: string;
+  at: string;
+}
+
+export interface Movement {
+  businessType: string;
+  bills: number;
+  amount: string;
+  fillFee: string;
+}
+
+export interface ChainCheck {
+  /** The rule the period's bills obey (null: no movements, or no rule explains them). */
+  rule: Rule | null;
+  ruleText: string;
+  /** opening + Σ amount, with Σ fill_fee as the rule has it. */
+  expectedClosing: string;
+  /** closing − expectedClosing. */
+  difference: string;
+  /** Continuity breaks between consecutive bills in the period (verify lists them). */
+  breaks: number;
+  breaksTruncated: boolean;
+  ok: boolean;
+}
+
+export interface CoinStatement {
+  coin: string;
+  /** Balance after the last bill before the period; null when the coin has none (taken as 0). */
+  opening: BalancePoint | null;
+  movements: Movement[];
+  total: { bills: number; amount: string; fillFee: string };
+  /** Σ fill_fee of every bill (already inside the amounts). */
+  fees: string;
+  /** Σ amount of position_funding bills. */
+  funding: string;
+  /** Σ amount of position open and close bills: the realized trading result, fees included. */
+  trading: string;
+  /** Balance after the last bill in the period (the opening one when there was no movement). */
+  closing: BalancePoint;
+  chain: ChainCheck;
+  /** The collateral snapshot nearest the period end (COIN_NAMES pairs the coin with an id). */
+  collateral: CollateralComparison[];
+}
+
+export interface Statement {
+  account: string;
+  period: { label: string; from: string; to: string; fromMs: number; toMs: number; end: "excluded" };
+  bills: number;
+  coins: CoinStatement[];
+  /** Why there is no collateral comparison, when there is none. */
+  collateralNote: string | null;
+}
+
+export interface StatementOptions {
+  account: string;
+  period: Period;
+  /** COIN_NAMES: coin id -> coin name. */
+  coinNames: Record<string, string>;
+}
+
+export async function buildStatement(db: Db, o: StatementOptions): Promise<Statement> {
+  const { fromMs, toMs } = o.period;
+  const anchors = await anchorRows(db, o.account, fromMs, toMs);
+  const movements = await movementRows(db, o.account, fromMs, toMs);
+  // Bills in [fromMs, toMs − 1] (verify's ranges include their end), chained to the bill before.
+  const continuity = await checkBalanceContinuity(db, { account: o.account, fromMs, toMs: toMs - 1 });
+  const coins: CoinStatement[] = [];
+  for (const a of anchors) {
+    const coin = coinStatement(
+      a,
+      movements.filter((m) => m.coin === a.coin),
+      continuity.find((c) => c.coin === a.coin),
+    );
+    for (const [coinId, name] of Object.entries(o.coinNames).sort(([x], [y]) => Number(x) - Number(y))) {
+      if (name !== a.coin) continue;
+      const near = await collateralNear(db, o.account, a.coin, coinId, toMs);
+      if (near) coin.collateral.push(near);
+    }
+    coins.push(coin);
+  }
+  return {
+    account: o.account,
+    period: { label: o.period.label, from: iso(fromMs), to: iso(toMs), fromMs, toMs, end: "excluded" },
+    bills: movements.reduce((n, m) => n + m.bills, 0),
+    coins,
+    collateralNote:
+      Object.keys(o.coinNames).length === 0
+        ? "COIN_NAMES is not set: no collateral snapshot is paired with a coin"
+        : coins.some((c) => c.collateral.length > 0)
+          ? null
+          : "no collateral snapshot of the coins COIN_NAMES names",
+  };
+}
+
+function coinStatement(a: AnchorRow, rows: MovementRow[], continuity: CoinContinuity | undefined): CoinStatement {
+  const point = (balance: string | null, billId: string | null, ms: string | null): BalancePoint | null =>
+    balance === null || billId === null || ms === null ? null : { balance, billId, at: iso(Number(ms)) };
+  const opening = point(a.opening_balance, a.opening_bill, a.opening_ms);
+  const closing = point(a.closing_balance, a.closing_bill, a.closing_ms)!;
+  const movements = rows.map((r) => ({
+    businessType: r.business_type,
+    bills: r.bills,
+    amount: r.amount,
+    fillFee: r.fill_fee,
+  }));
+  const amount = numericSum(movements.map((m) => m.amount));
+  const fillFee = numericSum(movements.map((m) => m.fillFee));
+  const ofTypes = (types: string[]) =>
+    numericSum(movements.filter((m) => types.includes(m.businessType)).map((m) => m.amount));
+  return {
+    coin: a.coin,
+    opening,
+    movements,
+    total: { bills: movements.reduce((n, m) => n + m.bills, 0), amount, fillFee },
+    fees: fillFee,
+    funding: ofTypes([FUNDING_TYPE]),
+    trading: ofTypes(TRADING_TYPES),
+    closing,
+    chain: chainCheck(opening?.balance ?? "0", amount, fillFee, closing, movements.length > 0, continuity),
+    collateral: [],
+  };
+}
+
+/** opening + movements = closing, with fill_fee counted as the coin's balance rule counts it. */
+function chainCheck(
+  opening: string,
+  amount: string,
+  fillFee: string,
+  closing: BalancePoint,
+  moved: boolean,
+  continuity: CoinContinuity | undefined,
+): ChainCheck {
+  const rule = moved ? (continuity?.rule ?? null) : null;
+  const fee = rule === "minus_fee" ? new Decimal(fillFee).neg() : rule === "plus_fee" ? new Decimal(fillFee) : 0;
+  const terms = [opening, amount, ...(rule === "minus_fee" || rule === "plus_fee" ? [fillFee] : [])];
+  const expected = new Decimal(opening).plus(amount).plus(fee);
+  const difference = new Decimal(closing.balance).minus(expected);
+  const breaks = continuity?.breaks.length ?? 0;
+  return {
+    rule,
+    ruleText: rule ? RULES[rule] : moved ? "no rule explains the balances (see verify)" : "no movements",
+    expectedClosing: numericText(expected, terms),
+    difference: numericText(difference, [closing.balance, ...terms]),
+    breaks,
+    breaksTruncated: continuity?.truncated ?? false,
+    ok: difference.isZero() && breaks === 0 && (rule !== null || !moved),
+  };
+}
