@@ -39,7 +39,7 @@ export async function runQueued({
     for (;;) {
       try {
         const p = await progressOf(db, plans);
-        reporter.update(p);
+        reporter.update({ done: p.windowsDone, total: p.windowsTotal, bills: p.bills });
         if (p.windowsDone === p.windowsTotal)
           return {
             complete: true,

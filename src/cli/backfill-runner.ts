@@ -121,7 +121,7 @@ export async function runInline({
               });
               unverified.push(...s.unverifiedMilliseconds);
               bills += s.inserted;
-              reporter.update({ windowsDone: await windowsDoneOf(db, plans), bills, windowsTotal });
+              reporter.update({ done: await windowsDoneOf(db, plans), total: windowsTotal, bills });
             }
           },
         );
@@ -130,7 +130,7 @@ export async function runInline({
       }
     }
     const p = await progressOf(db, plans);
-    reporter.update(p, true);
+    reporter.update({ done: p.windowsDone, total: p.windowsTotal, bills: p.bills }, true);
     return {
       complete: true,
       windows: p.windowsTotal,

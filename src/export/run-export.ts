@@ -106,9 +106,8 @@ async function onlyAccount(client: pg.ClientBase): Promise<string> {
 /** A bar on the terminal's stderr: pages of the range done, bills, rate. */
 async function progressBar(client: pg.ClientBase, range: BillsRange, format: FormatName) {
   const pages = Math.ceil((await countBills(client, range)) / EXPORT_PAGE_SIZE);
-  const bar = new ProgressReporter(`export ${format}`);
-  return (bills: number) =>
-    bar.update({ windowsDone: Math.ceil(bills / EXPORT_PAGE_SIZE), windowsTotal: pages, bills });
+  const bar = new ProgressReporter(`export ${format}`, process.stderr, undefined, "pages");
+  return (bills: number) => bar.update({ done: Math.ceil(bills / EXPORT_PAGE_SIZE), total: pages, bills });
 }
 
 /** Aborted by SIGINT/SIGTERM with the reason main.ts maps to exit code 130. */

@@ -5,10 +5,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grantReadonly } from "../../src/store/readonly-role.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { closeWithRoles } from "../support/roles.ts";
 
 let t: MigratedDb;
 let dir: string;
@@ -25,12 +26,7 @@ beforeAll(async () => {
   );
 });
 afterAll(async () => {
-  for (const role of roles) await t.db.$executeRawUnsafe(`DROP OWNED BY "${role}"`);
-  await t.close();
-  const admin = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
-  await admin.connect();
-  for (const role of roles) await admin.query(`DROP ROLE IF EXISTS "${role}"`);
-  await admin.end();
+  await closeWithRoles(t, roles);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -3,10 +3,11 @@
 // command lines. Real PostgreSQL, the real command line.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grantReadonly } from "../../src/store/readonly-role.ts";
 import { runCli } from "../support/cli.ts";
 import { AUGUST, syncedBooks, type Books } from "./fixture.ts";
+import { closeWithRoles } from "../support/roles.ts";
 
 let b: Books;
 let hidden: string;
@@ -25,13 +26,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  // Roles are cluster-wide: drop its grants in this database, the database, then the role.
-  await b.t.db.$executeRawUnsafe(`DROP OWNED BY "${role}"`);
-  await b.close();
-  const admin = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
-  await admin.connect();
-  await admin.query(`DROP ROLE IF EXISTS "${role}"`);
-  await admin.end();
+  await closeWithRoles({ db: b.t.db, close: () => b.close() }, [role]);
 });
 
 const closeAs = (url: string, args: string[], extra: Record<string, string> = {}) =>

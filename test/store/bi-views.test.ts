@@ -3,12 +3,13 @@
 import { randomBytes } from "node:crypto";
 import { Decimal } from "decimal.js";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, inject } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type SandboxBill } from "../../src/sandbox/index.ts";
 import { grantReadonly } from "../../src/store/readonly-role.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { runCli } from "../support/cli.ts";
 import { syncFromSandbox } from "../support/sandbox-sync.ts";
+import { closeWithRoles } from "../support/roles.ts";
 
 let t: MigratedDb;
 let truth: SandboxBill[];
@@ -21,13 +22,7 @@ beforeAll(async () => {
   await sandbox.close();
 });
 afterAll(async () => {
-  // Roles are cluster-wide: drop their grants in this database, the database, then the roles.
-  for (const role of roles) await t.db.$executeRawUnsafe(`DROP OWNED BY "${role}"`);
-  await t.close();
-  const admin = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
-  await admin.connect();
-  for (const role of roles) await admin.query(`DROP ROLE IF EXISTS "${role}"`);
-  await admin.end();
+  await closeWithRoles(t, roles);
 });
 
 const TRADING = ["position_open_long", "position_open_short", "position_close_long", "position_close_short"];
