@@ -11,6 +11,7 @@ import { createDb } from "../../src/store/prisma.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { asRows, storedBills } from "../support/sandbox-sync.ts";
+import { committedMigrations } from "../store/migrate/helpers.ts";
 
 let database: TestDatabase;
 let sandbox: Sandbox;
@@ -33,14 +34,13 @@ afterAll(async () => {
 
 describe("ledger-sync migrate and sync --once", () => {
   it("migrates, then a second migrate is a no-op", async () => {
+    const names = await committedMigrations();
     const first = await runCli(["migrate"], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(
-      /applied 6 migration\(s\): \d+_init, \d+_snapshots, \d+_bi_views, \d+_audit_trail, \d+_exchange_profiles, \d+_bill_source/,
-    );
+    expect(first.stdout).toBe(`applied ${names.length} migration(s): ${names.join(", ")}\n`);
     const second = await runCli(["migrate"], env);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/up to date \(6 migrations already applied\)/);
+    expect(second.stdout).toMatch(`up to date (${names.length} migrations already applied)`);
   });
 
   it("syncs every bill, exits 0; a second run adds nothing", async () => {
