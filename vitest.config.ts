@@ -1,10 +1,13 @@
 import { defineConfig } from "vitest/config";
+import { noTestPrometheus } from "./test/support/test-prometheus-policy.ts";
 import { noTestRedis } from "./test/support/test-redis-policy.ts";
 
 // Test files that need a Redis say so on their first line (`// @module-tag redis`). Where none can
 // be had (no TEST_REDIS_URL, no redis-server, and not root to install one) they are skipped, and
 // the global setup says so in one line; CI always has one, and there a missing Redis fails the run.
 const noRedis = noTestRedis();
+// Likewise `// @module-tag prometheus` for the files that run promtool or a Prometheus server.
+const noPrometheus = noTestPrometheus();
 
 export default defineConfig({
   test: {
@@ -15,6 +18,11 @@ export default defineConfig({
         name: "redis",
         description: "needs a Redis server (TEST_REDIS_URL, or a local redis-server)",
         skip: noRedis !== undefined,
+      },
+      {
+        name: "prometheus",
+        description: "needs promtool and prometheus (Debian's prometheus package; root installs it)",
+        skip: noPrometheus !== undefined,
       },
     ],
     // Integration tests talk to real Postgres and a real HTTP sandbox; give them room.

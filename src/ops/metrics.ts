@@ -74,8 +74,8 @@ export class Metrics {
   private readonly weightAllowance: Gauge<"budget" | "scope">;
   private readonly syncLagSeconds: Gauge<"account" | "stream">;
   private readonly lastSuccessTimestamp: Gauge<"account" | "stream">;
-  private readonly jobFailuresTotal: Counter<"queue" | "job">;
-  private readonly jobDuration: Histogram<"queue" | "job" | "outcome">;
+  private readonly jobFailuresTotal: Counter<"queue" | "job_name">;
+  private readonly jobDuration: Histogram<"queue" | "job_name" | "outcome">;
   private readonly billLatenessSeconds: Histogram<"account">;
   private readonly breaksHealedTotal: Counter<"account">;
   private readonly breaksOpenGauge: Gauge<"account">;
@@ -156,7 +156,7 @@ export class Metrics {
     this.jobFailuresTotal = new Counter({
       name: `${p}job_failures_total`,
       help: "Jobs that failed (each failed attempt).",
-      labelNames: ["queue", "job"],
+      labelNames: ["queue", "job_name"],
       registers,
     });
     this.billLatenessSeconds = new Histogram({
@@ -187,7 +187,7 @@ export class Metrics {
     this.jobDuration = new Histogram({
       name: `${p}job_duration_seconds`,
       help: "Duration of job runs, by outcome.",
-      labelNames: ["queue", "job", "outcome"],
+      labelNames: ["queue", "job_name", "outcome"],
       buckets: JOB_BUCKETS,
       registers,
     });
@@ -298,8 +298,8 @@ export class Metrics {
 
   /** A job run ended; a failed one also counts in job_failures_total. */
   jobFinished(queue: string, job: string, outcome: JobOutcome, seconds: number): void {
-    this.jobDuration.observe({ queue, job, outcome }, seconds);
-    if (outcome === "failed") this.jobFailuresTotal.inc({ queue, job });
+    this.jobDuration.observe({ queue, job_name: job, outcome }, seconds);
+    if (outcome === "failed") this.jobFailuresTotal.inc({ queue, job_name: job });
   }
 
   queueDepth(queue: string, state: QueueState, n: number): void {

@@ -137,16 +137,16 @@ describe("/metrics", () => {
       Date.parse("2026-01-02T03:04:05.000Z") / 1000,
     );
 
-    expect(value(samples, `${p}job_failures_total`, { queue: "sync", job: "bills" })).toBe(1);
+    expect(value(samples, `${p}job_failures_total`, { queue: "sync", job_name: "bills" })).toBe(1);
     expect(
-      value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "completed" }),
+      value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job_name: "bills", outcome: "completed" }),
     ).toBe(1);
-    expect(value(samples, `${p}job_duration_seconds_sum`, { queue: "sync", job: "bills", outcome: "completed" })).toBe(
-      1.5,
-    );
-    expect(value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job: "bills", outcome: "failed" })).toBe(
-      1,
-    );
+    expect(
+      value(samples, `${p}job_duration_seconds_sum`, { queue: "sync", job_name: "bills", outcome: "completed" }),
+    ).toBe(1.5);
+    expect(
+      value(samples, `${p}job_duration_seconds_count`, { queue: "sync", job_name: "bills", outcome: "failed" }),
+    ).toBe(1);
 
     expect(value(samples, `${p}queue_jobs`, { queue: "sync", state: "delayed" })).toBe(4);
     expect(value(samples, `${p}quarantined_records`, { account: "main" })).toBe(3);

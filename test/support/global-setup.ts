@@ -7,6 +7,7 @@ import type { TestProject } from "vitest/node";
 import { LocalServiceError } from "../../src/local-services/errors.ts";
 import type { LocalPostgres } from "../../src/local-services/postgres/index.ts";
 import { startRedisServer, type RedisHandle } from "../../src/local-services/redis.ts";
+import { ensureTestPrometheus, noTestPrometheus } from "./test-prometheus-policy.ts";
 import { noTestRedis } from "./test-redis-policy.ts";
 
 declare module "vitest" {
@@ -47,6 +48,15 @@ export async function setup(project: TestProject): Promise<void> {
       redisUrl = redis.url;
     }
     project.provide("redisUrl", redisUrl);
+
+    const noPrometheus = noTestPrometheus();
+    if (noPrometheus) {
+      process.stderr.write(
+        `npm test: ${noPrometheus}: the test files that need them are skipped; install the package to run them\n`,
+      );
+    } else {
+      ensureTestPrometheus((line) => process.stderr.write(`npm test: ${line}\n`));
+    }
   } catch (err) {
     if (!(err instanceof LocalServiceError)) throw err;
     // One line, not vitest's stack trace: this is the machine's set-up, not a test failing.
