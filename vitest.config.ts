@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { noTestChromium } from "./test/support/test-chromium-policy.ts";
 import { noTestPrometheus } from "./test/support/test-prometheus-policy.ts";
 import { noTestRedis } from "./test/support/test-redis-policy.ts";
 
@@ -8,6 +9,8 @@ import { noTestRedis } from "./test/support/test-redis-policy.ts";
 const noRedis = noTestRedis();
 // Likewise `// @module-tag prometheus` for the files that run promtool or a Prometheus server.
 const noPrometheus = noTestPrometheus();
+// Likewise `// @module-tag chromium` for the files that drive a real browser (Debian's chromium).
+const noChromium = noTestChromium();
 
 export default defineConfig({
   test: {
@@ -23,6 +26,11 @@ export default defineConfig({
         name: "prometheus",
         description: "needs promtool and prometheus (Debian's prometheus package; root installs it)",
         skip: noPrometheus !== undefined,
+      },
+      {
+        name: "chromium",
+        description: "needs a browser: /usr/bin/chromium (Debian's chromium package; root installs it)",
+        skip: noChromium !== undefined,
       },
     ],
     // Integration tests talk to real Postgres and a real HTTP sandbox; give them room.

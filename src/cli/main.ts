@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
 import { registerBackfill } from "./commands/backfill.ts";
 import { registerClose } from "./commands/close.ts";
+import { registerConsole } from "./commands/console.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerExport } from "./commands/export.ts";
 import { registerGrantReadonly } from "./commands/grant-readonly.ts";
@@ -39,6 +40,7 @@ registerStatement(program);
 registerClose(program);
 registerGrantReadonly(program);
 registerExport(program);
+registerConsole(program);
 registerSandbox(program);
 registerDemo(program);
 

@@ -46,7 +46,8 @@ function parseUrl(text: string, ctx: z.RefinementCtx, message: string): URL | un
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]", "::1"]);
 
-function isLoopbackHost(hostname: string): boolean {
+/** localhost, 127.0.0.0/8 or ::1: an address only this machine can reach. */
+export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.has(hostname) || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
@@ -200,6 +201,40 @@ const redisUrl = z
     return v;
   });
 
+/** A TCP port, 0-65535 (0: any free port). */
+const port = (fallback: string) =>
+  z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : fallback))
+    .pipe(
+      z
+        .string()
+        .regex(/^[0-9]{1,5}$/, "must be a port number")
+        .transform(Number)
+        .refine((n) => n <= 65535, "must be a port number (0-65535)"),
+    );
+
+/** true/false (or 1/0), default false. */
+const onOff = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v.toLowerCase() : "false"))
+  .pipe(
+    z
+      .enum(["true", "false", "1", "0"], { message: "must be true or false" })
+      .transform((v) => v === "true" || v === "1"),
+  );
+
+// The console's bearer token: sent in a header, a query parameter and a cookie, so only characters
+// none of them needs to escape; at least 16 of them, so it cannot be guessed (`openssl rand -hex 32`).
+const consoleToken = optionalText.refine(
+  (v) => v === undefined || /^[A-Za-z0-9._~+/=-]{16,512}$/.test(v),
+  "must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = - (e.g. `openssl rand -hex 32`)",
+);
+
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export const LOG_FORMATS = ["json", "pretty"] as const;
 /** The endpoints the bills stream can read: v2 bills (the spec's), v3 income (paged by a cursor). */
@@ -260,30 +295,20 @@ export const envSchema = z.object({
   BILLS_INTERVAL_MS: positiveInt(60_000),
   SNAPSHOT_INTERVAL_MS: positiveInt(300_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt(30_000),
-  METRICS_PORT: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v ? v : "9464"))
-    .pipe(
-      z
-        .string()
-        .regex(/^[0-9]{1,5}$/, "must be a port number")
-        .transform(Number)
-        .refine((n) => n <= 65535, "must be a port number (0-65535)"),
-    ),
+  METRICS_PORT: port("9464"),
   HEALTH_MAX_SYNC_AGE_MS: positiveInt(900_000),
   JOB_LOCK_DURATION_MS: positiveInt(30_000),
-  BULL_BOARD_ENABLED: z
+  BULL_BOARD_ENABLED: onOff,
+  // The console (src/console): in the worker under /console on METRICS_PORT, or `ledger-sync console`.
+  CONSOLE_ENABLED: onOff,
+  CONSOLE_TOKEN: consoleToken,
+  CONSOLE_HOST: z
     .string()
     .trim()
     .optional()
-    .transform((v) => (v ? v.toLowerCase() : "false"))
-    .pipe(
-      z
-        .enum(["true", "false", "1", "0"], { message: "must be true or false" })
-        .transform((v) => v === "true" || v === "1"),
-    ),
+    .transform((v) => (v ? v : "127.0.0.1"))
+    .pipe(z.string().regex(/^[A-Za-z0-9.:_-]{1,253}$/, "must be a host name or an IP address")),
+  CONSOLE_PORT: port("9470"),
   QUEUE_PREFIX: z
     .string()
     .trim()

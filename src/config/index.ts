@@ -57,6 +57,16 @@ export interface Config {
     /** Names this process's egress IP: processes with the same id share the per-IP weight budget. */
     egressId: string;
   };
+  /** The read-only web console (src/console). */
+  console: {
+    /** CONSOLE_ENABLED: the worker serves it under /console on METRICS_PORT. */
+    enabled: boolean;
+    /** CONSOLE_TOKEN: required wherever the console listens on more than loopback. */
+    token: string | undefined;
+    /** CONSOLE_HOST, CONSOLE_PORT: where `ledger-sync console` listens unless --host/--port say. */
+    host: string;
+    port: number;
+  };
   logLevel: Env["LOG_LEVEL"];
   /** LOG_FORMAT; undefined lets the logger choose (pretty on a terminal, JSON otherwise). */
   logFormat: Env["LOG_FORMAT"];
@@ -114,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       queuePrefix: e.QUEUE_PREFIX,
       egressId: e.EGRESS_ID ?? hostname(),
     },
+    console: { enabled: e.CONSOLE_ENABLED, token: e.CONSOLE_TOKEN, host: e.CONSOLE_HOST, port: e.CONSOLE_PORT },
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };

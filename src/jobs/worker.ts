@@ -8,10 +8,12 @@ import { Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import { loadAccounts } from "../config/accounts.ts";
 import { requireDatabaseUrl, requireRedisUrl, type Config } from "../config/index.ts";
+import { consoleAccess, type ConsoleAccess } from "../console/access.ts";
+import { openWorkerConsole } from "../console/worker-console.ts";
 import type { Logger } from "../log/logger.ts";
 import { OutageLog } from "../log/outage-log.ts";
 import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../ops/health.ts";
-import { startOpsServer } from "../ops/http-server.ts";
+import { OPS_DEFAULT_HOST, startOpsServer } from "../ops/http-server.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
 import { createAccountClients } from "./account-clients.ts";
@@ -40,6 +42,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     accounts: loadAccounts(config),
     databaseUrl: requireDatabaseUrl(config),
     redisUrl: requireRedisUrl(config),
+    // The ops port listens on every interface: a console there needs CONSOLE_TOKEN (refused now if missing).
+    console: config.console.enabled ? consoleAccess(OPS_DEFAULT_HOST, config.console.token) : undefined,
   };
   // Signals are taken from here on: a SIGTERM while connecting (a rollout, a supervisor stopping a
   // worker it just started) waits for boot to finish and then shuts down in order, instead of
@@ -60,12 +64,13 @@ interface BootSettings {
   accounts: ReturnType<typeof loadAccounts>;
   databaseUrl: string;
   redisUrl: string;
+  console: ConsoleAccess | undefined;
 }
 
 async function boot(
   config: Config,
   logger: Logger,
-  { accounts, databaseUrl, redisUrl }: BootSettings,
+  { accounts, databaseUrl, redisUrl, console: consoleRule }: BootSettings,
 ): Promise<RunningWorker> {
   const prefix = config.worker.queuePrefix;
   const startedAt = new Date();
@@ -150,8 +155,10 @@ async function boot(
     });
   }
 
+  const workerConsole = consoleRule && openWorkerConsole(databaseUrl, consoleRule, logger);
   const ops = await startOpsServer({
     port: config.worker.metricsPort,
+    ...(workerConsole ? { console: workerConsole } : {}),
     metrics,
     logger,
     queues: Object.values(queues),
@@ -202,6 +209,7 @@ async function boot(
       await redis.quit().catch(() => redis.disconnect());
       healthRedis.disconnect();
       await ops.close();
+      await workerConsole?.close();
       await db.$disconnect();
       logger.info("shut down cleanly");
     })().finally(resolveDone));

@@ -26,6 +26,8 @@ export interface OpsServerOptions {
   bullBoard?: boolean;
   /** Bull Board without retry/remove/clean/pause actions. Default false. */
   bullBoardReadOnly?: boolean;
+  /** The read-only console (src/console/worker-console.ts), mounted at its path when given. */
+  console?: { path: string; router: express.Router };
   /** On close(), requests still running after this long have their connections destroyed. Default 2000 ms. */
   closeGraceMs?: number;
   logger: OpsLogger;
@@ -39,12 +41,14 @@ export interface OpsServer {
 }
 
 export const BULL_BOARD_PATH = "/queues";
+/** Where the ops server listens unless told: every interface. */
+export const OPS_DEFAULT_HOST = "0.0.0.0";
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function urlHost(address: string): string {
+export function urlHost(address: string): string {
   if (address === "0.0.0.0" || address === "") return "127.0.0.1";
   if (address === "::") return "[::1]";
   return address.includes(":") ? `[${address}]` : address;
@@ -101,11 +105,13 @@ export function createOpsApp(options: Omit<OpsServerOptions, "port" | "host" | "
     logger.warn("ops: bullBoard requested without queues; /queues is not mounted");
   }
 
+  if (options.console) app.use(options.console.path, options.console.router);
+
   return app;
 }
 
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
-  const host = options.host ?? "0.0.0.0";
+  const host = options.host ?? OPS_DEFAULT_HOST;
   const graceMs = options.closeGraceMs ?? 2000;
   const server: Server = createServer(createOpsApp(options));
 

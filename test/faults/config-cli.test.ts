@@ -235,6 +235,35 @@ const VARIABLES: Case[] = [
     says: /BULL_BOARD_ENABLED must be true or false/,
   },
   {
+    what: "CONSOLE_ENABLED neither true nor false",
+    covers: "CONSOLE_ENABLED",
+    args: WORKER,
+    env: { CONSOLE_ENABLED: "maybe" },
+    says: /CONSOLE_ENABLED must be true or false/,
+  },
+  {
+    what: "CONSOLE_TOKEN too short to be safe",
+    covers: "CONSOLE_TOKEN",
+    args: ["console"],
+    env: { CONSOLE_TOKEN: "s3cr3t-tok" },
+    says: /CONSOLE_TOKEN must be 16-512 characters/,
+    secret: "s3cr3t-tok",
+  },
+  {
+    what: "CONSOLE_HOST with a space",
+    covers: "CONSOLE_HOST",
+    args: ["console"],
+    env: { CONSOLE_HOST: "my host" },
+    says: /CONSOLE_HOST must be a host name or an IP address/,
+  },
+  {
+    what: "CONSOLE_PORT past 65535",
+    covers: "CONSOLE_PORT",
+    args: ["console"],
+    env: { CONSOLE_PORT: "70000" },
+    says: /CONSOLE_PORT must be a port number \(0-65535\)/,
+  },
+  {
     what: "QUEUE_PREFIX with a space",
     covers: "QUEUE_PREFIX",
     args: WORKER,
@@ -322,6 +351,12 @@ const MISSING_AND_FILES: Case[] = [
     says: /EXCHANGE_API_KEY, EXCHANGE_API_PASSPHRASE are required to call the exchange/,
   },
   { what: "no REDIS_URL for the worker", args: WORKER, env: { REDIS_URL: undefined }, says: /REDIS_URL is required/ },
+  {
+    what: "a worker console without CONSOLE_TOKEN (the ops port listens on every interface)",
+    args: WORKER,
+    env: { CONSOLE_ENABLED: "true" },
+    says: /CONSOLE_TOKEN is required: the console would listen on 0\.0\.0\.0, which is not loopback/,
+  },
   {
     what: "an ACCOUNTS_FILE naming an unset variable",
     args: WORKER,

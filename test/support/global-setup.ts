@@ -7,6 +7,7 @@ import type { TestProject } from "vitest/node";
 import { LocalServiceError } from "../../src/local-services/errors.ts";
 import type { LocalPostgres } from "../../src/local-services/postgres/index.ts";
 import { startRedisServer, type RedisHandle } from "../../src/local-services/redis.ts";
+import { ensureTestChromium, noTestChromium } from "./test-chromium-policy.ts";
 import { ensureTestPrometheus, noTestPrometheus } from "./test-prometheus-policy.ts";
 import { noTestRedis } from "./test-redis-policy.ts";
 
@@ -49,13 +50,18 @@ export async function setup(project: TestProject): Promise<void> {
     }
     project.provide("redisUrl", redisUrl);
 
-    const noPrometheus = noTestPrometheus();
-    if (noPrometheus) {
-      process.stderr.write(
-        `npm test: ${noPrometheus}: the test files that need them are skipped; install the package to run them\n`,
-      );
-    } else {
-      ensureTestPrometheus((line) => process.stderr.write(`npm test: ${line}\n`));
+    // Debian packages the tagged files need (prometheus, chromium): root installs a missing one;
+    // anyone else has those files skipped, with one line saying so.
+    for (const [unavailable, ensure] of [
+      [noTestPrometheus, ensureTestPrometheus],
+      [noTestChromium, ensureTestChromium],
+    ] as const) {
+      const reason = unavailable();
+      if (reason)
+        process.stderr.write(
+          `npm test: ${reason}: the test files that need it are skipped; install the package to run them\n`,
+        );
+      else ensure((line) => process.stderr.write(`npm test: ${line}\n`));
     }
   } catch (err) {
     if (!(err instanceof LocalServiceError)) throw err;
