@@ -14,6 +14,7 @@ export const ITEMS = [
   "co-tenant",
   "migrate",
   "export",
+  "rollups",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 
@@ -51,6 +52,9 @@ export interface BenchArgs {
   migrateBin: string;
   /** Export: bills of the account exported. */
   exportBills: number;
+  /** Rollups: bills of history at each size; bills of the ingest with and without rollups. */
+  rollupsBills: number[];
+  rollupsIngestBills: number;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
@@ -75,6 +79,8 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin"> = {
   coTenantWindowMs: 1000,
   migrateRuns: 10,
   exportBills: 1_000_000,
+  rollupsBills: [1_000_000, 10_000_000],
+  rollupsIngestBills: 200_000,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -90,6 +96,8 @@ const SMALL: Partial<BenchArgs> = {
   coTenantBills: 3000,
   migrateRuns: 3,
   exportBills: 50_000,
+  rollupsBills: [20_000, 100_000],
+  rollupsIngestBills: 10_000,
 };
 
 type NumericKey = {
@@ -115,6 +123,7 @@ const NUMERIC: Record<string, NumericKey> = {
   "--co-tenant-window-ms": "coTenantWindowMs",
   "--migrate-runs": "migrateRuns",
   "--export-bills": "exportBills",
+  "--rollups-ingest-bills": "rollupsIngestBills",
 };
 
 const d = DEFAULTS;
@@ -130,6 +139,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   co-tenant: --co-tenant-bills ${d.coTenantBills} --co-tenant-weight ${d.coTenantWeight} --co-tenant-window-ms ${d.coTenantWindowMs}
   migrate:   --migrate-runs ${d.migrateRuns} --migrate-bin bin/ledger-sync.js (another checkout's CLI for a before figure)
   export:    --export-bills ${d.exportBills}
+  rollups:   --rollups-bills ${d.rollupsBills.join(",")} --rollups-ingest-bills ${d.rollupsIngestBills}
   (defaults shown; --small: ${Object.entries(SMALL)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ")}; --no-doc: print only)`;
@@ -158,6 +168,9 @@ export function parseArgs(argv: string[]): BenchArgs {
     .option("--migrate-bin <path>", "the CLI the migrate item runs")
     .option("--scaling-processes <list>", "process counts", (v: string) =>
       v.split(",").map((p) => positive("--scaling-processes", p)),
+    )
+    .option("--rollups-bills <list>", "history sizes", (v: string) =>
+      v.split(",").map((p) => positive("--rollups-bills", p)),
     );
   for (const [flag, key] of Object.entries(NUMERIC))
     program.option(`${flag} <n>`, key, (v: string) => positive(flag, v));
@@ -176,6 +189,7 @@ export function parseArgs(argv: string[]): BenchArgs {
   };
   for (const key of Object.values(NUMERIC)) if (o[key] !== undefined) a[key] = o[key] as number;
   if (o.scalingProcesses !== undefined) a.scalingProcesses = o.scalingProcesses as number[];
+  if (o.rollupsBills !== undefined) a.rollupsBills = o.rollupsBills as number[];
   return a;
 }
 

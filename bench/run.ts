@@ -17,6 +17,7 @@ import { machineLine } from "./machine.ts";
 import { MEMORY_METHOD, memoryOfBackfill, memoryRows } from "./memory.ts";
 import { MIGRATE_METHOD, migrateCost, migrateRows } from "./migrate-cost.ts";
 import { printSection, updateDocument, type Row, type Section } from "./report.ts";
+import { rollupsBench, ROLLUPS_METHOD, rollupsRows } from "./rollups.ts";
 import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 import { VERIFY_METHOD, verifyCost, verifyRows } from "./verify-cost.ts";
@@ -95,6 +96,14 @@ const RUNNERS: Record<Item, Runner> = {
     title: "Export: rate and memory of `ledger-sync export` (issue 18)",
     rows: exportRows(await exportCost(a.exportBills), sizeNote(a.exportBills, "exportBills")),
     method: EXPORT_METHOD,
+  }),
+  rollups: async (a) => ({
+    title: "Rollups: the BI views over daily_rollups, and what keeping them costs the ingest (issue 19)",
+    rows: rollupsRows(
+      await rollupsBench({ bills: a.rollupsBills, ingestBills: a.rollupsIngestBills }),
+      sizeNote(a.rollupsIngestBills, "rollupsIngestBills"),
+    ),
+    method: ROLLUPS_METHOD,
   }),
 };
 

@@ -46,6 +46,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "bills",
       "collateral_current",
       "collateral_history",
+      "daily_rollups",
       "exchange_profiles",
       "fee_settings",
       "leverage_settings",
