@@ -106,7 +106,7 @@ describe("worker processes", () => {
         await Promise.all(ports.map(async (p) => (await fetch(`http://127.0.0.1:${p}/metrics`)).text()))
       ).join("\n");
       expect(metrics).toMatch(
-        /ledger_sync_job_duration_seconds_count\{queue="bills",job="bills",outcome="completed"\} [1-9]/,
+        /ledger_sync_job_duration_seconds_count\{queue="bills",job_name="bills",outcome="completed"\} [1-9]/,
       );
       expect(metrics).toMatch(/ledger_sync_weight_budget\{budget="uid",scope="acct0"\} 60/);
       const health = await fetch(`http://127.0.0.1:${ports[1]}/healthz`);

@@ -202,9 +202,9 @@ describe("secrets stay out of every output", () => {
             () => "",
           );
           return (
-            /ledger_sync_job_duration_seconds_count\{queue="bills",job="bills",outcome="completed"\} [1-9]/.test(
+            /ledger_sync_job_duration_seconds_count\{queue="bills",job_name="bills",outcome="completed"\} [1-9]/.test(
               metrics,
-            ) && /queue="snapshots",job="snapshots",outcome="completed"\} [1-9]/.test(metrics)
+            ) && /queue="snapshots",job_name="snapshots",outcome="completed"\} [1-9]/.test(metrics)
           );
         },
         90_000,
