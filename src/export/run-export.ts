@@ -5,7 +5,6 @@ import type pg from "pg";
 import { CliExit, EXIT } from "../cli/exit-codes.ts";
 import { ProgressReporter } from "../cli/progress.ts";
 import {
-  accountsWithBills,
   coinsOf,
   countBills,
   EARLIEST_MS,
@@ -14,6 +13,7 @@ import {
   LATEST_MS,
   type BillsRange,
 } from "../store/bills-read.ts";
+import { ACCOUNTS_WITH_BILLS_SQL, AccountChoiceError, chooseAccount } from "../store/bills-accounts.ts";
 import { createDb, directPool } from "../store/prisma.ts";
 import { openExportOutput, UnwritableOutputError } from "./export-output.ts";
 import { FORMATS, type FormatName } from "./formats.ts";
@@ -72,13 +72,13 @@ export async function runExport(r: ExportRequest): Promise<ExportTotals & { acco
 }
 
 async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<BillsRange> {
-  const account = r.account ?? (await onlyAccount(client));
-  if (r.account !== undefined && !(await hasBills(client, account))) {
-    const known = (await accountsWithBills(client)).join(", ") || "none";
-    throw new CliExit(
-      EXIT.usage,
-      `--account ${account}: no bills are stored for that account (accounts with bills: ${known})`,
-    );
+  const accounts = (await client.query<{ a: string }>(ACCOUNTS_WITH_BILLS_SQL)).rows.map((row) => row.a);
+  let account: string;
+  try {
+    account = chooseAccount(accounts, r.account);
+  } catch (err) {
+    if (!(err instanceof AccountChoiceError)) throw err;
+    throw new CliExit(err.usage ? EXIT.usage : EXIT.failed, err.message);
   }
   if (r.coin !== undefined && !(await hasBills(client, account, r.coin))) {
     const coins = (await coinsOf(client, account)).join(", ");
@@ -93,14 +93,6 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
     toMs: Math.min(r.toMs ?? LATEST_MS, LATEST_MS),
     ...(r.coin === undefined ? {} : { coin: r.coin }),
   };
-}
-
-/** Without --account: the one account with bills; with several, the user must choose. */
-async function onlyAccount(client: pg.ClientBase): Promise<string> {
-  const accounts = await accountsWithBills(client);
-  if (accounts.length === 1) return accounts[0]!;
-  if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills are stored: nothing to export");
-  throw new CliExit(EXIT.usage, `several accounts have bills (${accounts.join(", ")}): choose one with --account`);
 }
 
 /** A bar on the terminal's stderr: pages of the range done, bills, rate. */

@@ -124,11 +124,6 @@ export async function inLedgerSnapshot<T>(client: pg.ClientBase, fn: () => Promi
 }
 
 /** Accounts with at least one bill, by name. */
-export async function accountsWithBills(client: pg.ClientBase): Promise<string[]> {
-  const { rows } = await client.query<{ a: string }>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1");
-  return rows.map((r) => r.a);
-}
-
 export async function hasBills(client: pg.ClientBase, account: string, coin?: string): Promise<boolean> {
   const { rows } = await client.query<{ e: boolean }>(
     "SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1 AND ($2::text IS NULL OR coin = $2)) AS e",
