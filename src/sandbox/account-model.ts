@@ -26,14 +26,16 @@ export interface CoinBook {
   /** Own evolution stream per coin id: requests for other coins do not shift its sequence. */
   rng: Prng;
   version: bigint;
-  /** Served content at the last version assignment; a different one bumps the version. */
+  /** Digest of the served content at the last version assignment; a different one bumps the version. */
   fingerprint: string;
-  /** The history-derived collateral values last applied (see account.ts). */
+  /** Digest of the history-derived collateral values last applied (see account.ts). */
   lastDerived: string | null;
 }
 
 export interface AccountModel {
   account: AccountPart;
+  /** account_id of the records created for it (collateral, positions). */
+  accountId: string;
   books: Map<string, CoinBook>;
   contracts: Map<string, Contract>;
   /** Matching-engine sequence: starts just below 2^63 and grows past it (exactness check). */
@@ -43,6 +45,12 @@ export interface AccountModel {
 
 export const ACCOUNT_ID = "676349887417286722";
 const USER_ID = "4015867359";
+
+/** Who the account is: the ids it is served under. */
+export interface AccountIdentity {
+  accountId: string;
+  userId: string;
+}
 const DAY_MS = 86_400_000;
 /** Start of the sequence counter, ~800–900 below 2^63 = 9223372036854775808: the initial
  *  positions (at most 6 openings of at most 120 steps) are all created below 2^63. */
@@ -72,10 +80,10 @@ export function nextSeq(m: AccountModel, rng: Prng): string {
   return m.seq.toString();
 }
 
-export function emptyCollateral(coinId: string, createdMs: string): SandboxCollateral {
+export function emptyCollateral(coinId: string, createdMs: string, accountId: string): SandboxCollateral {
   const z = "0";
   return {
-    account_id: ACCOUNT_ID,
+    account_id: accountId,
     coin_id: coinId,
     margin_mode: "SHARED",
     cross_contract_id: "0",
@@ -135,12 +143,16 @@ function drawContract(rng: Prng, coinId: string, rank: number): Contract {
  * USDC, sparse), values as observed in the spec; default_fee_setting null. Positions are added
  * by the caller (account-positions.ts), since they need these contracts first.
  */
-export function createModel(seed: number, startMs: number): AccountModel {
+export function createModel(
+  seed: number,
+  startMs: number,
+  identity: AccountIdentity = { accountId: ACCOUNT_ID, userId: USER_ID },
+): AccountModel {
   const rng = new Prng(seed, "account");
   const created = Math.max(0, startMs - rng.range(60, 400) * DAY_MS - rng.int(DAY_MS));
   const account: AccountPart = {
-    id: ACCOUNT_ID,
-    user_id: USER_ID,
+    id: identity.accountId,
+    user_id: identity.userId,
     client_account_id: "0",
     is_system_account: false,
     default_fee_setting: null,
@@ -157,6 +169,7 @@ export function createModel(seed: number, startMs: number): AccountModel {
   };
   const m: AccountModel = {
     account,
+    accountId: identity.accountId,
     books: new Map(),
     contracts: new Map(),
     seq: SEQ_START + BigInt(rng.int(100)),
@@ -191,7 +204,7 @@ export function createModel(seed: number, startMs: number): AccountModel {
         });
       });
     const book = newBook(seed, coinId);
-    book.collateral.push(emptyCollateral(coinId, account.created_time));
+    book.collateral.push(emptyCollateral(coinId, account.created_time, identity.accountId));
     m.books.set(coinId, book);
   }
   return m;

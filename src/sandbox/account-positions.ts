@@ -4,7 +4,7 @@
 // size, open_value, open_fee and funding_fee). Fees are written negative (fee paid), like the
 // bills' fillFee.
 import { Dec, decText } from "./amounts.ts";
-import { ACCOUNT_ID, nextSeq, stamp, type AccountModel, type CoinBook, type Contract } from "./account-model.ts";
+import { nextSeq, stamp, type AccountModel, type CoinBook, type Contract } from "./account-model.ts";
 import type { Prng } from "./prng.ts";
 import type { SandboxPosition } from "./types.ts";
 
@@ -72,7 +72,7 @@ export function openPosition(
   const z = "0";
   return {
     id: m.nextPositionId.toString(),
-    account_id: ACCOUNT_ID,
+    account_id: m.accountId,
     coin_id: book.coinId,
     contract_id: contractId,
     side,

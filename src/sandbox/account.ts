@@ -15,11 +15,19 @@
 // values (latest balance at or before now, cum_* sums, first/last bill time) differ from the ones
 // last applied, they overwrite the record. A mutateAccount change to those fields therefore
 // holds until the history moves (appendBill, or the clock reaching a future-dated bill).
+import { createHash } from "node:crypto";
 import { checkState, CUM_FIELDS } from "./account-fields.ts";
 import { evolveStep } from "./account-evolve.ts";
 import { AccountEncoder } from "./account-encode.ts";
 import { HistoryCollateral, type DerivedCollateral } from "./account-history.ts";
-import { createModel, newBook, stamp, type AccountModel, type CoinBook } from "./account-model.ts";
+import {
+  createModel,
+  newBook,
+  stamp,
+  type AccountIdentity,
+  type AccountModel,
+  type CoinBook,
+} from "./account-model.ts";
 import { seedPositions } from "./account-positions.ts";
 import { Prng } from "./prng.ts";
 import type { BillStore } from "./store.ts";
@@ -37,6 +45,8 @@ export interface AccountBookOptions {
   startMs: number;
   endMs: number;
   evolution: AccountEvolution;
+  /** Ids served (default: the primary account's). */
+  identity?: AccountIdentity;
 }
 
 export class AccountBook {
@@ -45,7 +55,7 @@ export class AccountBook {
   private readonly encoder: AccountEncoder;
 
   constructor(private readonly o: AccountBookOptions) {
-    this.model = createModel(o.seed, o.startMs);
+    this.model = createModel(o.seed, o.startMs, o.identity);
     seedPositions(this.model, new Prng(o.seed, "account-positions"), o.endMs);
     this.history = new HistoryCollateral(o.store);
     this.encoder = new AccountEncoder(o.seed);
@@ -104,7 +114,7 @@ export class AccountBook {
     const b = this.book(coinId);
     if (b.coin !== undefined) {
       const d = this.history.derive(b.coin, Date.now());
-      const text = JSON.stringify(d);
+      const text = digest(JSON.stringify(d));
       if (text !== b.lastDerived) {
         b.lastDerived = text;
         const c = b.collateral[0];
@@ -119,8 +129,10 @@ export class AccountBook {
     return b;
   }
 
+  /** A digest of the served content rather than the content itself: a fleet holds thousands of
+   *  books, and the text (several KB per coin id) would dominate their memory. */
   private fingerprint(b: CoinBook): string {
-    return JSON.stringify([this.model.account, b.collateral, b.positions]);
+    return digest(JSON.stringify([this.model.account, b.collateral, b.positions]));
   }
 
   /** The served state, not copied (callers copy or only read). */
@@ -132,6 +144,10 @@ export class AccountBook {
       positions: b.positions,
     };
   }
+}
+
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("base64");
 }
 
 function applyDerived(c: SandboxCollateral, d: DerivedCollateral | null, accountCreated: string): void {

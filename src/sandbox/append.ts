@@ -5,7 +5,7 @@
 // would be an anomaly anyway, which is exactly what clients must cope with).
 import { addText, isDecimalText } from "./amounts.ts";
 import { drawEncoding } from "./encode.ts";
-import { FIRST_BILL_ID, nextId, type History } from "./history.ts";
+import { nextId, type History } from "./history.ts";
 import { businessTypeIndex } from "./store.ts";
 import type { SandboxBill } from "./types.ts";
 
@@ -39,7 +39,7 @@ export function appendBill(h: History, input: NewBill, nowMs: number): SandboxBi
       break;
     }
   }
-  const id = s.length === 0 ? FIRST_BILL_ID : nextId(h.idRng, s.maxId());
+  const id = s.length === 0 ? h.firstBillId : nextId(h.idRng, s.maxId());
   s.insertAt(pos, {
     timeMs,
     id,

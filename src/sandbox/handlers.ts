@@ -33,7 +33,7 @@ export interface HandlerContext {
   incomeOrdering: IncomeOrdering;
   startInclusive: boolean;
   endInclusive: boolean;
-  accounts: AccountBook;
+  accounts: Pick<AccountBook, "serve">;
   /** Behaviours of real exchanges (behaviours.ts); `filterTimes` only with filterSkewMs > 0. */
   behaviours: Behaviours;
   filterTimes: FilterTimes | null;
@@ -42,6 +42,9 @@ export interface HandlerContext {
   /** Bill ids one endpoint does not serve (Sandbox.hideBill with an endpoint). */
   hiddenOn: { v2: Set<bigint>; v3: Set<bigint> };
   onRateLimited(): void;
+  /** Fleet mode: the context of the fleet account an API key belongs to (its history, state and
+   *  credentials; everything else shared), or undefined for any other key. */
+  scopeOf: ((apiKey: string) => HandlerContext | undefined) | null;
 }
 
 export interface IncomingCall extends SignedRequest {
@@ -54,8 +57,9 @@ export function errorReply(status: number, code: string, msg: string): Reply {
   return { status, body: JSON.stringify({ code, msg, requestTime: Date.now() }), contentType: JSON_TYPE };
 }
 
-/** `charge` is false for a "truncated" fault: the body is produced but no weight is consumed. */
-export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean): Reply {
+/** `charge` is false for a "truncated" fault: the body is produced but no weight is consumed.
+ *  Every endpoint answers from the account the ACCESS-KEY belongs to; the UID budget is that key's. */
+export function handle(base: HandlerContext, call: IncomingCall, charge: boolean): Reply {
   const endpoint =
     call.method === "POST" && call.path === BILLS_PATH
       ? "bills"
@@ -66,7 +70,9 @@ export function handle(ctx: HandlerContext, call: IncomingCall, charge: boolean)
           : null;
   if (endpoint === null) return errorReply(404, "404", `Not Found: ${call.method} ${call.path}`);
   const now = Date.now();
-  const key = call.headers["access-key"];
+  const raw = call.headers["access-key"];
+  const key = Array.isArray(raw) ? raw[0] : raw;
+  const ctx = (key === undefined ? undefined : base.scopeOf?.(key)) ?? base;
   const creds = ctx.extraCredentials.find((c) => c.apiKey === key) ?? ctx.credentials;
   const authError = checkAuth(call, creds, ctx.toleranceMs, now);
   if (authError !== null) return errorReply(400, authError.code, authError.msg);

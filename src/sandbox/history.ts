@@ -8,7 +8,7 @@
 // generation order) and the per-coin balance chain are assigned as bills are emitted.
 import { AccountSim, type BillSink } from "./activity.ts";
 import { Balances } from "./amounts.ts";
-import { buildSymbols, COINS } from "./catalog.ts";
+import { buildSymbols, COINS, type SymbolInfo } from "./catalog.ts";
 import { drawEncoding } from "./encode.ts";
 import { Prng } from "./prng.ts";
 import { BillStore, businessTypeIndex } from "./store.ts";
@@ -25,6 +25,8 @@ export interface HistoryOptions {
   bursts: number;
   burstSize: number;
   unsplittableBurst: boolean;
+  /** Id of the first bill (default FIRST_BILL_ID); fleet accounts each start their own range. */
+  firstBillId?: bigint;
 }
 
 export interface History {
@@ -34,6 +36,8 @@ export interface History {
   encRng: Prng;
   burstTimes: number[];
   unsplittableMs: number | null;
+  /** Id an empty history's first appended bill gets. */
+  firstBillId: bigint;
 }
 
 function checkInt(name: string, v: number, min: number): void {
@@ -54,7 +58,7 @@ export function generateHistory(o: HistoryOptions): History {
   const rng = new Prng(o.seed, "history");
   const idRng = new Prng(o.seed, "ids");
   const encRng = new Prng(o.seed, "encoding");
-  const symbols = buildSymbols(rng, o.bursts > 0 ? Math.ceil(o.burstSize / 2) + 5 : 0);
+  const symbols = drawSymbols(rng, o);
   const special = o.bursts * o.burstSize + (o.unsplittableBurst ? UNSPLITTABLE_SIZE : 0);
   const regular = o.billCount - special;
   const settlements = Math.max(1, Math.floor((o.endMs - o.startMs) / FUNDING_INTERVAL_MS));
@@ -111,10 +115,11 @@ export function generateHistory(o: HistoryOptions): History {
 
   const store = new BillStore(o.billCount);
   const balances = new Balances();
-  let id = FIRST_BILL_ID - 1n;
+  const firstBillId = o.firstBillId ?? FIRST_BILL_ID;
+  let id = firstBillId - 1n;
   let at = o.startMs; // the millisecond the sink writes to
   const sink: BillSink = (coin, symbol, type, amount, fillFee) => {
-    id = id < FIRST_BILL_ID ? FIRST_BILL_ID : nextId(idRng, id);
+    id = id < firstBillId ? firstBillId : nextId(idRng, id);
     const coinCode = store.coins.code(coin);
     const typeCode = businessTypeIndex(type) as number;
     store.push(
@@ -171,7 +176,18 @@ export function generateHistory(o: HistoryOptions): History {
   }
   if (store.length !== o.billCount)
     throw new Error(`sandbox: generated ${store.length} bills, expected ${o.billCount}`);
-  return { store, idRng, encRng, burstTimes, unsplittableMs };
+  return { store, idRng, encRng, burstTimes, unsplittableMs, firstBillId };
+}
+
+/** The symbols are the first draw of the history stream (bursts need more of them). */
+function drawSymbols(rng: Prng, o: HistoryOptions): SymbolInfo[] {
+  return buildSymbols(rng, o.bursts > 0 ? Math.ceil(o.burstSize / 2) + 5 : 0);
+}
+
+/** The instruments a history with these options trades, drawn again rather than kept: a fleet
+ *  holds thousands of histories and needs them only for the few accounts that get new bills. */
+export function historySymbols(o: HistoryOptions): SymbolInfo[] {
+  return drawSymbols(new Prng(o.seed, "history"), o);
 }
 
 /** One funding settlement of `size` bills over many symbols: at most two per symbol (long and

@@ -2,9 +2,12 @@
 export { startSandbox } from "./server.ts";
 export { DEFAULT_SANDBOX_CREDENTIALS, ALL_FAULT_KINDS, BUSINESS_TYPES, UNKNOWN_BUSINESS_TYPES } from "./types.ts";
 export { sandboxExchangeEnv } from "./client-env.ts";
+export { fleetCredentials, fleetUid } from "./fleet.ts";
 export type {
   AccountEvolution,
   FaultKind,
+  FleetAppend,
+  FleetOptions,
   HasNextMode,
   Ordering,
   Sandbox,
@@ -13,6 +16,7 @@ export type {
   SandboxCollateral,
   SandboxCredentials,
   SandboxFeeSetting,
+  SandboxFleet,
   SandboxLeverageSetting,
   SandboxModeSetting,
   SandboxOptions,

@@ -7,6 +7,9 @@ import { AccountBook } from "./account.ts";
 import { appendBill } from "./append.ts";
 import { checkChargeRefused, checkCoTenant, horizonMs, resolveBehaviours } from "./behaviours.ts";
 import { FaultInjector, htmlErrorPage, TOO_MANY_REQUESTS_BODY, WRONG_CONTENT_PAGE } from "./faults.ts";
+import { FleetBook, resolveFleet } from "./fleet-book.ts";
+import { fleetCredentials, fleetUid } from "./fleet.ts";
+import { LiveBills } from "./fleet-live.ts";
 import { errorReply, handle, type HandlerContext, type IncomingCall, type Reply } from "./handlers.ts";
 import { generateHistory } from "./history.ts";
 import { WeightLimiter } from "./limits.ts";
@@ -63,6 +66,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const endMs = options.endMs ?? now;
   const billCount = options.billCount ?? 5000;
   const behaviours = resolveBehaviours(options, billCount);
+  const fleetConfig = resolveFleet(options.fleet);
   const history = generateHistory({
     seed,
     billCount,
@@ -85,6 +89,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const stallMs = options.stallMs ?? 2000;
   const log = options.log;
   let stats = emptyStats();
+  const accounts = new AccountBook({ seed, store, startMs, endMs, evolution: accountEvolution });
   const ctx: HandlerContext = {
     store,
     indexes: new FilterIndexes(store),
@@ -97,13 +102,22 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     incomeOrdering,
     startInclusive: options.startInclusive ?? true,
     endInclusive: options.endInclusive ?? true,
-    accounts: new AccountBook({ seed, store, startMs, endMs, evolution: accountEvolution }),
+    accounts,
     behaviours,
     filterTimes,
     hidden: new Set<bigint>(),
     hiddenOn: { v2: new Set<bigint>(), v3: new Set<bigint>() },
     onRateLimited: () => void stats.rateLimited++,
+    scopeOf: null,
   };
+  const fleet =
+    fleetConfig === null
+      ? null
+      : new FleetBook(
+          { ...fleetConfig, seed, startMs, endMs, evolution: accountEvolution, filterSkewMs: behaviours.filterSkewMs },
+          ctx,
+        );
+  if (fleet !== null) ctx.scopeOf = (key) => fleet.scopeOf(key);
   const stalls = new Set<NodeJS.Timeout>();
 
   const count = (status: string): void => {
@@ -238,6 +252,16 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   let closing: Promise<void> | null = null;
+  const live =
+    fleet === null || fleetConfig === null || fleetConfig.liveBillsPerMinute === 0
+      ? null
+      : new LiveBills(
+          fleetConfig.liveBillsPerMinute,
+          seed,
+          fleet.accounts,
+          (i, nowMs) => void fleet.append(i, 1, nowMs),
+          Date.now(),
+        );
 
   return {
     url,
@@ -251,9 +275,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     revealBill: (billId, endpoint) => void (endpoint ? ctx.hiddenOn[endpoint] : ctx.hidden).delete(BigInt(billId)),
     setFaults: (config) => faults.set(config),
     setCoTenant: (coTenant) => limiter.setCoTenant(checkCoTenant(coTenant), primaryKey, Date.now()),
-    accountState: (coinId) => ctx.accounts.state(coinId),
-    mutateAccount: (coinId, change) => ctx.accounts.mutate(coinId, change),
-    evolveAccount: (coinId) => ctx.accounts.evolve(coinId),
+    accountState: (coinId) => accounts.state(coinId),
+    mutateAccount: (coinId, change) => accounts.mutate(coinId, change),
+    evolveAccount: (coinId) => accounts.evolve(coinId),
     retrievableFromMs: () => horizonMs(behaviours, Date.now()) ?? undefined,
     filterTimeOf: (bill) => bill.cTimeMs + (filterTimes?.offset(BigInt(bill.billId)) ?? 0),
     stats: () => ({
@@ -269,7 +293,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       stats = emptyStats();
       limiter.resetStats();
     },
+    ...(fleet === null
+      ? {}
+      : {
+          fleet: {
+            accounts: fleet.accounts,
+            credentials: (i: number) => fleetCredentials(seed, fleet.checked(i)),
+            uid: (i: number) => fleetUid(seed, fleet.checked(i)),
+            bills: (i: number) => fleet.bills(i),
+            accountState: (i: number, coinId: string) => fleet.accountState(i, coinId),
+            appended: fleet.appended,
+          },
+        }),
+    appendFleetBills: (i, n = 1) => {
+      if (fleet === null) throw new Error("appendFleetBills: the sandbox was started without fleet");
+      return fleet.append(i, n, Date.now());
+    },
     close: () => {
+      live?.stop();
       closing ??= new Promise<void>((resolve, reject) => {
         for (const t of stalls) clearTimeout(t);
         stalls.clear();

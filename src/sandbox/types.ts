@@ -114,6 +114,40 @@ export interface SandboxOptions {
   unknownTypes?: number;
   /** startTime/endTime are validated but do not filter. */
   ignoreTimeFilter?: boolean;
+  /** Also serve N further accounts, each with its own key, UID, history and state (README "Fleet mode"). */
+  fleet?: FleetOptions;
+}
+
+/** Fleet mode: many distinct accounts behind one sandbox, as the exchange serves them. */
+export interface FleetOptions {
+  /** Number of accounts, 1..1,000,000; account i (0-based) signs with fleetCredentials(seed, i). */
+  accounts: number;
+  /** Generated bills per account over [startMs, endMs]. Default 20. */
+  billsPerAccount?: number;
+  /** The sandbox itself appends bills (time "now") at random accounts at this average rate. Default 0. */
+  liveBillsPerMinute?: number;
+}
+
+/** One bill appended to a fleet account after start (appendFleetBills or the live rate). */
+export interface FleetAppend {
+  account: number;
+  billId: string;
+  /** Clock time (ms) at which the bill became visible to requests. */
+  appendedAtMs: number;
+}
+
+/** The fleet of a sandbox started with `fleet` (Sandbox.fleet). */
+export interface SandboxFleet {
+  accounts: number;
+  credentials(account: number): SandboxCredentials;
+  /** The account's user_id (decimal digits). */
+  uid(account: number): string;
+  /** The account's current full history, sorted by (cTimeMs, billId), appended bills included. */
+  bills(account: number): SandboxBill[];
+  /** The state the next account response of that account for this coin id will serve (a copy). */
+  accountState(account: number, coinId: string): SandboxAccountState;
+  /** Every bill appended after start, in the order appended (the live array: it grows). */
+  readonly appended: readonly FleetAppend[];
 }
 
 /** honest: true iff more matching bills exist beyond the page; absent: the key is left out;
@@ -181,6 +215,11 @@ export interface Sandbox {
   /** The hidden time the exchange filters and orders this bill on: cTimeMs + its seeded offset
    *  in [0, filterSkewMs] (just cTimeMs without filterSkewMs). For test oracles. */
   filterTimeOf(bill: Pick<SandboxBill, "billId" | "cTimeMs">): number;
+  /** Present when started with `fleet`. */
+  fleet?: SandboxFleet;
+  /** Appends `n` (default 1) new bills to fleet account `account`, at the current time, continuing
+   *  its activity and balance chain; returns them. Throws without `fleet`. */
+  appendFleetBills(account: number, n?: number): SandboxBill[];
 }
 
 /** The state the sandbox serves for one coin id, in plain typed form (decimals and ids as

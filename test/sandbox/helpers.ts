@@ -7,6 +7,7 @@ import { DEFAULT_SANDBOX_CREDENTIALS, type Sandbox, type SandboxCredentials } fr
 
 export const BILLS = "/capi/v2/account/bills";
 export const ACCOUNT = "/capi/v2/account/account";
+export const INCOME = "/capi/v3/account/income";
 
 export function sign(secret: string, prehash: string): string {
   return createHmac("sha256", secret).update(prehash).digest("base64");

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { HasNextMode, Ordering, SandboxOptions } from "../../sandbox/index.ts";
 import { parseInstant } from "../../config/index.ts";
+import { CliExit, EXIT } from "../exit-codes.ts";
 
 const int = (name: string, min: number) => (v: string) => {
   if (!/^[0-9]+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < min)
@@ -53,6 +54,17 @@ const weightPerSec = (v: string) => {
   return Number(v);
 };
 
+const accounts = (v: string) => {
+  if (!/^[0-9]{1,7}$/.test(v) || Number(v) < 1 || Number(v) > 1_000_000)
+    throw new InvalidArgumentError("--accounts must be a whole number from 1 to 1000000");
+  return Number(v);
+};
+const perMinute = (v: string) => {
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(v) || !(Number(v) > 0) || Number(v) > 6_000_000)
+    throw new InvalidArgumentError("--live-bills-per-minute must be a number of bills per minute > 0, e.g. 60");
+  return Number(v);
+};
+
 /** The parsed flags of `ledger-sync sandbox`. */
 export interface SandboxFlags {
   host: string;
@@ -77,10 +89,16 @@ export interface SandboxFlags {
   ignoreTimeFilter?: boolean;
   coTenant?: number;
   chargeRefused?: boolean;
+  /** Fleet mode (README "Fleet mode"): N further accounts; the other two need it. */
+  accounts?: number;
+  billsPerAccount?: number;
+  liveBillsPerMinute?: number;
 }
 
 /** startSandbox options for the flags (a flag left out leaves the option at its default). */
 export function sandboxOptionsFromFlags(o: SandboxFlags): SandboxOptions {
+  if (o.accounts === undefined && (o.billsPerAccount !== undefined || o.liveBillsPerMinute !== undefined))
+    throw new CliExit(EXIT.usage, "--bills-per-account and --live-bills-per-minute need --accounts");
   return {
     host: o.host,
     port: o.port,
@@ -104,7 +122,30 @@ export function sandboxOptionsFromFlags(o: SandboxFlags): SandboxOptions {
     ...(o.ignoreTimeFilter ? { ignoreTimeFilter: true } : {}),
     ...(o.coTenant === undefined ? {} : { coTenant: { uidWeightPerSec: o.coTenant } }),
     ...(o.chargeRefused ? { chargeRefused: true } : {}),
+    ...(o.accounts === undefined
+      ? {}
+      : {
+          fleet: {
+            accounts: o.accounts,
+            ...(o.billsPerAccount === undefined ? {} : { billsPerAccount: o.billsPerAccount }),
+            ...(o.liveBillsPerMinute === undefined ? {} : { liveBillsPerMinute: o.liveBillsPerMinute }),
+          },
+        }),
   };
+}
+
+/** One line on fleet mode: how many accounts and how their credentials are derived (the rule,
+ *  not the secrets), or null without it. */
+export function fleetLine(o: SandboxOptions): string | null {
+  const f = o.fleet;
+  if (f === undefined) return null;
+  const seed = o.seed ?? 1;
+  const live = f.liveBillsPerMinute === undefined ? "" : `, ${f.liveBillsPerMinute} new bills/min`;
+  return (
+    `fleet: ${f.accounts} accounts (${f.billsPerAccount ?? 20} bills each${live}); account i = 0..${f.accounts - 1} ` +
+    `signs with fleetCredentials(${seed}, i) of src/sandbox/fleet.ts (API key fleet-${seed}-<i>), ` +
+    `user_id fleetUid(${seed}, i)`
+  );
 }
 
 /** One line naming the real-exchange behaviours switched on, or null when none is. */
@@ -180,15 +221,32 @@ export function registerSandbox(program: Command): void {
       weightPerSec,
     )
     .option("--charge-refused", "charge requests refused with 429 against the budget too, as real exchanges do")
+    .option(
+      "--accounts <n>",
+      "fleet mode: also serve N accounts, each with its own key, UID and history (keys fleet-<seed>-<i>)",
+      accounts,
+    )
+    .option(
+      "--bills-per-account <n>",
+      "bills of generated history per fleet account (default 20)",
+      int("--bills-per-account", 0),
+    )
+    .option(
+      "--live-bills-per-minute <rate>",
+      "append new bills at random fleet accounts at this average rate",
+      perMinute,
+    )
     .action(async (o: SandboxFlags) => {
       const { startSandbox } = await import("../../sandbox/index.ts");
       const options = sandboxOptionsFromFlags(o);
       const sandbox = await startSandbox(options);
       const behaviours = behavioursLine(options);
+      const fleet = fleetLine(options);
       process.stdout.write(
         [
           `sandbox exchange listening on ${sandbox.url} (${o.bills} bills, seed ${o.seed})`,
           ...(behaviours === null ? [] : [behaviours]),
+          ...(fleet === null ? [] : [fleet]),
           "point ledger-sync at it with:",
           `  EXCHANGE_BASE_URL=${sandbox.url} EXCHANGE_API_KEY=sandbox-key EXCHANGE_API_SECRET=sandbox-secret EXCHANGE_API_PASSPHRASE=sandbox-passphrase`,
           "Ctrl-C stops it.",
