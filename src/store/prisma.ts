@@ -12,8 +12,25 @@ export type Db = PrismaClient;
 
 const pools = new WeakMap<Db, pg.Pool>();
 
-export function createDb(databaseUrl: string): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+export interface DbOptions {
+  /**
+   * Connections the pool may open (4 unless told). The worker passes DATABASE_POOL_MAX - 1: its
+   * lock session (lock-session.ts) is the one more (docs/design/connections.md).
+   */
+  poolMax?: number;
+}
+
+/** application_name of the pool's connections (pg_stat_activity shows it). */
+export const POOL_APPLICATION_NAME = "ledger-sync pool";
+
+export function createDb(databaseUrl: string, o: DbOptions = {}): Db {
+  // Bounded, and no connectionTimeoutMillis: when every connection is busy, a query waits in the
+  // pool's queue (unbounded, first come first served) for one to come free instead of failing, so
+  // hundreds of running jobs share `max` connections.
+  const max = o.poolMax ?? 4;
+  if (!Number.isInteger(max) || max < 1)
+    throw new RangeError(`poolMax must be a whole number of at least 1, not ${max}`);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, application_name: POOL_APPLICATION_NAME });
   // Prisma ends the pool on $disconnect.
   const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
   pools.set(db, pool);

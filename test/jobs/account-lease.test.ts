@@ -1,12 +1,15 @@
 // @module-tag redis
 // A worker job and an inline command exclude each other: the job's lease holds the account's
-// PostgreSQL run lock besides its Redis lock. Real PostgreSQL and Redis.
+// PostgreSQL run lock besides its Redis lock, on the worker's one lock session. Real PostgreSQL
+// and Redis.
+import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/index.ts";
 import { leaseAccount } from "../../src/jobs/account-lease.ts";
 import type { WorkerContext } from "../../src/jobs/context.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
+import { createLockSession, LOCK_SESSION_APPLICATION_NAME } from "../../src/store/lock-session.ts";
 import { AccountBusyError, acquireRunLock } from "../../src/store/run-lock.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
@@ -20,6 +23,7 @@ beforeAll(async () => {
   ctx = {
     config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url }),
     db: t.db,
+    lockSession: createLockSession(t.url),
     redis: r.client,
     accounts: new Map(),
     logger: pino({ level: "silent" }),
@@ -28,6 +32,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  await ctx.lockSession.close();
   await r.cleanup();
   await t.close();
 });
@@ -50,5 +55,29 @@ describe("a job's account lease", () => {
     await lease.release();
     const after = await acquireRunLock(t.url, "acct2", "bills");
     await after.release();
+  });
+
+  it("holds many jobs' run locks on one connection, and aborts them all if it is lost", async () => {
+    const accounts = Array.from({ length: 10 }, (_, i) => `many${i}`);
+    const leases = await Promise.all(accounts.map((a) => leaseAccount(ctx, a, "bills")));
+    expect(leases.every((l) => l !== undefined)).toBe(true);
+    const admin = new pg.Client({ connectionString: t.url });
+    await admin.connect();
+    try {
+      const sessionBackends =
+        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()";
+      expect((await admin.query(sessionBackends, [LOCK_SESSION_APPLICATION_NAME])).rowCount).toBe(1);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM (${sessionBackends}) s`, [
+        LOCK_SESSION_APPLICATION_NAME,
+      ]);
+    } finally {
+      await admin.end();
+    }
+    await expect.poll(() => leases.every((l) => l!.signal.aborted)).toBe(true);
+    await Promise.all(leases.map((l) => l!.release()));
+    // Both locks are free again: the next job takes the account (on a new session connection).
+    const next = await leaseAccount(ctx, "many0", "bills");
+    expect(next).toBeDefined();
+    await next!.release();
   });
 });
