@@ -1,6 +1,7 @@
 // The ledger-sync command line. Every failure ends as one line on stderr and a documented exit code.
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
+import { registerAccounts } from "./commands/accounts.ts";
 import { registerBackfill } from "./commands/backfill.ts";
 import { registerClose } from "./commands/close.ts";
 import { registerConsole } from "./commands/console.ts";
@@ -33,6 +34,7 @@ registerMigrate(program);
 registerSync(program);
 registerSnapshot(program);
 registerWorker(program);
+registerAccounts(program);
 registerBackfill(program);
 registerStatus(program);
 registerVerify(program);

@@ -17,11 +17,18 @@ export interface AccountConfig {
   credentials: ExchangeCredentials;
   /** The endpoint the bills stream reads for this account (BILLS_SOURCE, or its own billsSource). */
   billsSource: BillSource;
+  /** Where the account is configured: the plain variables, ACCOUNTS_FILE, or the accounts table. */
+  origin?: "env" | "file" | "table";
+  /** The exchange's user id, when known (accounts in the table: read when their key was proven). */
+  uid?: string;
+  /** Bumped when the credentials are rotated (accounts in the table). */
+  credentialsVersion?: number;
 }
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be the name of an environment variable");
 
-const accountEntry = z.strictObject({
+/** One entry of ACCOUNTS_FILE (also what `accounts import` reads). */
+export const accountEntry = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be 1-64 letters, digits, '_', '.' or '-'"),
   coinIds: z
     .array(z.union([z.string().regex(/^[0-9]+$/, "must be numeric"), z.number().int().nonnegative()]).transform(String))
@@ -33,7 +40,9 @@ const accountEntry = z.strictObject({
   passphraseEnv: envName,
 });
 
-const accountsFile = z.strictObject({ accounts: z.array(accountEntry).min(1, "must list at least one account") });
+export const accountsFile = z.strictObject({
+  accounts: z.array(accountEntry).min(1, "must list at least one account"),
+});
 
 export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.env): AccountConfig[] {
   if (!config.accountsFile) {
@@ -44,6 +53,7 @@ export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.en
         backfillFromMs: config.backfillFromMs,
         credentials: requireCredentials(config, env),
         billsSource: config.billsSource,
+        origin: "env",
       },
     ];
   }
@@ -98,6 +108,7 @@ export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.en
         passphrase: secret("passphraseEnv"),
       },
       billsSource: a.billsSource ?? config.billsSource,
+      origin: "file",
     };
   });
 }

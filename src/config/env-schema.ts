@@ -1,5 +1,6 @@
 // The environment variables ledger-sync reads, with defaults and validation. The names are a
 // public contract (README's configuration table, docker-compose.yml, users' deployments).
+import { isIP } from "node:net";
 import { z } from "zod";
 import {
   DAY_MS,
@@ -78,6 +79,22 @@ export const envSchema = z.object({
       return Number(v);
     }),
   ACCOUNTS_FILE: optionalText,
+  // Sealed credentials of the accounts table (src/config/master-key.ts reads and checks them):
+  // 32 bytes as 64 hex digits or base64, or the path of a file holding them (Docker/Kubernetes secrets).
+  LEDGER_SYNC_MASTER_KEY: optionalText,
+  LEDGER_SYNC_MASTER_KEY_FILE: optionalText,
+  // `accounts rekey` only: the master key every account is re-wrapped under.
+  LEDGER_SYNC_NEW_MASTER_KEY: optionalText,
+  LEDGER_SYNC_NEW_MASTER_KEY_FILE: optionalText,
+  // PostgreSQL connections one process opens at most: a pool of this minus one, and one session
+  // that holds every account run lock of the process (docs/design/connections.md).
+  DATABASE_POOL_MAX: wholeNumber(10, 2),
+  // Jobs one worker process runs at once, across every account; the rest wait in the queue, stalest first.
+  WORKER_CONCURRENCY: positiveInt(50),
+  // How often a worker re-reads the accounts table (added, disabled, removed, rotated accounts).
+  ACCOUNTS_REFRESH_MS: wholeNumber(5_000, 100).refine((n) => n <= 10_000, "must be at most 10000 (10 s)"),
+  // How often a worker's scheduler tick enqueues what is due (one tick at a time across workers).
+  SCHEDULER_TICK_MS: wholeNumber(1_000, 50),
   BILLS_INTERVAL_MS: positiveInt(60_000),
   SNAPSHOT_INTERVAL_MS: positiveInt(300_000),
   SHUTDOWN_TIMEOUT_MS: positiveInt(30_000),
@@ -106,6 +123,22 @@ export const envSchema = z.object({
     (v) => v === undefined || /^[\x21-\x7e]{1,128}$/.test(v),
     "must be 1-128 printable characters without spaces",
   ),
+  // The local address outgoing exchange connections leave from (a host with several public IPs);
+  // EGRESS_ID names that address's weight budget.
+  EGRESS_LOCAL_ADDRESS: optionalText.refine(
+    (v) => v === undefined || isIP(v) !== 0,
+    "must be an IP address of this host (e.g. 127.0.0.2 or 2001:db8::2)",
+  ),
+  // The share of the egress IP's weight budget that accounts catching up on history may take
+  // together, so the others stay fresh while one backfills.
+  BACKFILL_IP_SHARE: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : "0.5"))
+    .pipe(z.string().regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/, "must be a fraction from 0 to 1, e.g. 0.5"))
+    .transform(Number)
+    .refine((n) => n > 0, "must be more than 0 (0 would never let an account catch up)"),
   // The exchange's limits when known up front (otherwise learnt from its refusals, issue 14).
   EXCHANGE_MAX_SPAN_MS: z
     .string()

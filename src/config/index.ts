@@ -1,6 +1,7 @@
 // Configuration: read the environment once, validate every variable, and hand typed values on.
 import { hostname } from "node:os";
 import { envSchema, type Env } from "./env-schema.ts";
+import { loadMasterKey, MASTER_KEY_NAMES, NEW_MASTER_KEY_NAMES } from "./master-key.ts";
 
 export { parseInstant } from "./env-schema.ts";
 
@@ -32,7 +33,13 @@ export interface Config {
     /** EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS (unset: learnt from the exchange's refusals). */
     limits: { maxSpanMs?: number; historyDays?: number };
   };
-  rateLimit: { ipWeight: number; uidWeight: number; windowMs: number };
+  rateLimit: {
+    ipWeight: number;
+    uidWeight: number;
+    windowMs: number;
+    /** BACKFILL_IP_SHARE: the share of the IP budget accounts catching up on history may take together. */
+    backfillIpShare: number;
+  };
   /** BILLS_SOURCE: the endpoint the bills stream reads, for accounts that do not say. */
   billsSource: Env["BILLS_SOURCE"];
   backfillFromMs: number;
@@ -44,7 +51,15 @@ export interface Config {
   /** Days of snapshot history to keep; undefined keeps it forever. */
   snapshotRetentionDays: number | undefined;
   accountsFile: string | undefined;
+  /** DATABASE_POOL_MAX: PostgreSQL connections one process opens at most. */
+  database: { poolMax: number };
   worker: {
+    /** WORKER_CONCURRENCY: jobs one worker process runs at once. */
+    concurrency: number;
+    /** ACCOUNTS_REFRESH_MS: how often the accounts table is re-read. */
+    accountsRefreshMs: number;
+    /** SCHEDULER_TICK_MS: how often due work is enqueued. */
+    schedulerTickMs: number;
     billsIntervalMs: number;
     snapshotIntervalMs: number;
     shutdownTimeoutMs: number;
@@ -56,6 +71,8 @@ export interface Config {
     queuePrefix: string;
     /** Names this process's egress IP: processes with the same id share the per-IP weight budget. */
     egressId: string;
+    /** EGRESS_LOCAL_ADDRESS: the local address exchange connections are bound to (undefined: the OS picks). */
+    egressLocalAddress: string | undefined;
   };
   /** The read-only web console (src/console). */
   console: {
@@ -80,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${lines.join("; ")}`);
   }
   const e = parsed.data;
+  checkMasterKeys(env);
   const creds = [e.EXCHANGE_API_KEY, e.EXCHANGE_API_SECRET, e.EXCHANGE_API_PASSPHRASE];
   return {
     databaseUrl: e.DATABASE_URL,
@@ -105,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ipWeight: e.RATE_LIMIT_IP_WEIGHT,
       uidWeight: e.RATE_LIMIT_UID_WEIGHT,
       windowMs: e.RATE_LIMIT_WINDOW_MS,
+      backfillIpShare: e.BACKFILL_IP_SHARE,
     },
     billsSource: e.BILLS_SOURCE,
     backfillFromMs: e.BACKFILL_FROM,
@@ -113,7 +132,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     crossCheckIntervalMs: e.CROSS_CHECK_INTERVAL_MS,
     snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
     accountsFile: e.ACCOUNTS_FILE,
+    database: { poolMax: e.DATABASE_POOL_MAX },
     worker: {
+      concurrency: e.WORKER_CONCURRENCY,
+      accountsRefreshMs: e.ACCOUNTS_REFRESH_MS,
+      schedulerTickMs: e.SCHEDULER_TICK_MS,
       billsIntervalMs: e.BILLS_INTERVAL_MS,
       snapshotIntervalMs: e.SNAPSHOT_INTERVAL_MS,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
@@ -123,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bullBoard: e.BULL_BOARD_ENABLED,
       queuePrefix: e.QUEUE_PREFIX,
       egressId: e.EGRESS_ID ?? hostname(),
+      egressLocalAddress: e.EGRESS_LOCAL_ADDRESS,
     },
     console: { enabled: e.CONSOLE_ENABLED, token: e.CONSOLE_TOKEN, host: e.CONSOLE_HOST, port: e.CONSOLE_PORT },
     logLevel: e.LOG_LEVEL,
@@ -148,4 +172,12 @@ export function requireCredentials(config: Config, env: NodeJS.ProcessEnv = proc
   if (config.exchange.credentials) return config.exchange.credentials;
   const missing = ["EXCHANGE_API_KEY", "EXCHANGE_API_SECRET", "EXCHANGE_API_PASSPHRASE"].filter((n) => !env[n]);
   throw new ConfigError(`${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} required to call the exchange`);
+}
+
+/**
+ * A master key given in a bad form is refused with the rest of the configuration, before any work,
+ * whether or not this command goes on to open sealed credentials.
+ */
+function checkMasterKeys(env: NodeJS.ProcessEnv): void {
+  for (const names of [MASTER_KEY_NAMES, NEW_MASTER_KEY_NAMES]) loadMasterKey(env, names);
 }

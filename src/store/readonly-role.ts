@@ -1,5 +1,7 @@
 // A read-only role for BI users: SELECT on every table and view of the schema (now and created by
-// later migrations) and nothing else. Created if missing, brought up to date if present.
+// later migrations) and nothing else; of the accounts table, only the columns without
+// secrets. Created if missing, brought up to date if present.
+import { ACCOUNT_PUBLIC_COLUMNS } from "./accounts/columns.ts";
 import type { Db } from "./prisma.ts";
 
 const ROLE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -30,5 +32,14 @@ export async function grantReadonly(db: Db, role: string, password?: string): Pr
     await tx.$executeRawUnsafe(`REVOKE CREATE ON SCHEMA "${schema}" FROM ${q}`);
     await tx.$executeRawUnsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO ${q}`);
     await tx.$executeRawUnsafe(`ALTER DEFAULT PRIVILEGES IN SCHEMA "${schema}" GRANT SELECT ON TABLES TO ${q}`);
+    // The accounts table's sealed credentials are for the processes holding the master key only.
+    const accounts = await tx.$queryRawUnsafe<{ t: string | null }[]>(
+      `SELECT to_regclass('"${schema}".accounts')::text AS t`,
+    );
+    if (accounts[0]?.t) {
+      const columns = ACCOUNT_PUBLIC_COLUMNS.map((c) => `"${c}"`).join(", ");
+      await tx.$executeRawUnsafe(`REVOKE SELECT ON "${schema}"."accounts" FROM ${q}`);
+      await tx.$executeRawUnsafe(`GRANT SELECT (${columns}) ON "${schema}"."accounts" TO ${q}`);
+    }
   });
 }

@@ -1,5 +1,4 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { loadAccounts } from "../../config/accounts.ts";
 import { loadConfig, parseInstant, requireDatabaseUrl, requireRedisUrl } from "../../config/index.ts";
 import { createLogger } from "../../log/logger.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
@@ -46,7 +45,8 @@ export function registerBackfill(program: Command): void {
       const logger = createLogger(config.logLevel, { format: config.logFormat });
       const toMs = o.to ?? Date.now();
       if (toMs < o.from) throw new CliExit(EXIT.usage, "--to is before --from");
-      let accounts = loadAccounts(config);
+      const { commandAccounts } = await import("../command-accounts.ts");
+      let accounts = await commandAccounts(config);
       if (o.account) {
         accounts = accounts.filter((a) => a.name === o.account);
         if (accounts.length === 0) throw new CliExit(EXIT.usage, `--account ${o.account} is not a configured account`);

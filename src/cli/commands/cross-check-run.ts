@@ -1,6 +1,5 @@
 // `ledger-sync verify --cross-check`: each configured account's range read through the other
 // endpoint and compared with the store (src/verify/cross-check.ts); exit 1 on any difference.
-import { loadAccounts } from "../../config/accounts.ts";
 import { requireDatabaseUrl, type Config } from "../../config/index.ts";
 import { commandBudgetGates } from "../../exchange/budget-gates.ts";
 import { exchangeClientFromConfig } from "../../exchange/client-from-config.ts";
@@ -14,11 +13,12 @@ export async function runCrossChecks(
   config: Config,
   o: { account?: string; from?: number; to?: number; json?: boolean },
 ): Promise<void> {
-  const accounts = loadAccounts(config).filter((a) => o.account === undefined || a.name === o.account);
+  const { commandAccounts } = await import("../command-accounts.ts");
+  const accounts = (await commandAccounts(config)).filter((a) => o.account === undefined || a.name === o.account);
   if (accounts.length === 0)
     throw new CliExit(
       EXIT.usage,
-      `--account ${o.account}: not configured here (the cross-check reads the exchange: configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`,
+      `--account ${o.account}: not configured here (the cross-check reads the exchange: configure it as ACCOUNT_NAME or in ACCOUNTS_FILE, or register it with \`ledger-sync accounts add\`)`,
     );
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const db = createDb(requireDatabaseUrl(config));

@@ -13,22 +13,23 @@ export function registerSync(program: Command): void {
       "sync the configured account: bills from the stored cursor (or BACKFILL_FROM) up to now, then a snapshot of every coin in SYNC_COIN_IDS",
     )
     .option("--once", "run one pass inline and exit (no Redis needed)")
+    .option("--account <name>", "a configured or registered account (default: the plain variables' ACCOUNT_NAME)")
     .option("--json", "print the summary as JSON")
     .option(
       "--wait",
       `if another process is writing this account, wait for it (default: exit at once with code ${EXIT.busy})`,
     )
-    .action(async (opts: { once?: boolean; json?: boolean; wait?: boolean }) => {
+    .action(async (opts: { once?: boolean; json?: boolean; wait?: boolean; account?: string }) => {
       if (!opts.once)
         throw new CliExit(
           EXIT.usage,
           "sync needs --once (one inline pass); scheduled, continuous syncing is the job of `ledger-sync worker`",
         );
-      const summary = await withSyncContext(async ({ config, logger, signal: stop, db, client }) => {
-        const groups: RunLockGroup[] = config.coinIds.length > 0 ? ["bills", "snapshots"] : ["bills"];
+      const summary = await withSyncContext(async ({ config, logger, signal: stop, db, client, account }) => {
+        const groups: RunLockGroup[] = account.coinIds.length > 0 ? ["bills", "snapshots"] : ["bills"];
         const lock = {
           databaseUrl: requireDatabaseUrl(config),
-          account: config.accountName,
+          account: account.name,
           groups,
           wait: opts.wait === true,
           logger,
@@ -39,32 +40,32 @@ export function registerSync(program: Command): void {
             import("../../streams/bills/index.ts"),
             import("../../streams/snapshots/index.ts"),
           ]);
-          const run: RunSummary = { account: config.accountName };
+          const run: RunSummary = { account: account.name };
           run.bills = await syncAccountBills({
             db,
             client,
             logger,
-            accountName: config.accountName,
-            backfillFromMs: config.backfillFromMs,
+            accountName: account.name,
+            backfillFromMs: account.backfillFromMs,
             lookbackMs: config.lookbackMs,
             exchangeLimits: config.exchange.limits,
-            source: config.billsSource,
+            source: account.billsSource,
             signal,
           });
-          if (config.coinIds.length > 0) {
+          if (account.coinIds.length > 0) {
             run.snapshots = await syncAccountSnapshots({
               db,
               client,
               logger,
-              accountName: config.accountName,
-              coinIds: config.coinIds,
+              accountName: account.name,
+              coinIds: account.coinIds,
               retentionDays: config.snapshotRetentionDays,
               signal,
             });
           }
           return run;
         });
-      });
+      }, opts);
       process.stdout.write(opts.json ? `${JSON.stringify(summary)}\n` : formatRunSummary(summary));
       assertComplete(summary);
     });

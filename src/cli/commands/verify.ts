@@ -119,19 +119,24 @@ async function runRepair(
   continuity: CoinContinuity[],
   wait: boolean,
 ): Promise<RepairResult> {
-  const [{ loadAccounts }, { exchangeClientFromConfig }, { commandBudgetGates }, { createLogger }, { repairBreaks }] =
-    await Promise.all([
-      import("../../config/accounts.ts"),
-      import("../../exchange/client-from-config.ts"),
-      import("../../exchange/budget-gates.ts"),
-      import("../../log/logger.ts"),
-      import("../../verify/repair.ts"),
-    ]);
-  const configured = loadAccounts(config).find((a) => a.name === account);
+  const [
+    { commandAccounts },
+    { exchangeClientFromConfig },
+    { commandBudgetGates },
+    { createLogger },
+    { repairBreaks },
+  ] = await Promise.all([
+    import("../command-accounts.ts"),
+    import("../../exchange/client-from-config.ts"),
+    import("../../exchange/budget-gates.ts"),
+    import("../../log/logger.ts"),
+    import("../../verify/repair.ts"),
+  ]);
+  const configured = (await commandAccounts(config, db)).find((a) => a.name === account);
   if (!configured) {
     throw new CliExit(
       EXIT.usage,
-      `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE)`,
+      `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE, or register it with \`ledger-sync accounts add\`)`,
     );
   }
   const logger = createLogger(config.logLevel, { format: config.logFormat });

@@ -42,6 +42,7 @@ describe("migrations of prisma/schema.prisma", () => {
     expect(tables.map((t) => t.table_name)).toEqual([
       "_prisma_migrations",
       "account_snapshots",
+      "accounts",
       "bill_revisions",
       "bills",
       "collateral_current",
@@ -57,6 +58,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "positions_current",
       "quarantine",
       "sync_runs",
+      "sync_schedule",
       "sync_state",
       "verify_state",
     ]);
