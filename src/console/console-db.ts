@@ -16,6 +16,7 @@ export function consoleDatabaseUrl(databaseUrl: string): string {
   return url.toString();
 }
 
-export function openConsoleDb(databaseUrl: string): Db {
-  return createDb(consoleDatabaseUrl(databaseUrl));
+/** `poolMax`: the connections the console may use (the worker gives it a share of DATABASE_POOL_MAX). */
+export function openConsoleDb(databaseUrl: string, poolMax?: number): Db {
+  return createDb(consoleDatabaseUrl(databaseUrl), poolMax === undefined ? {} : { poolMax });
 }

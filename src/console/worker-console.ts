@@ -17,7 +17,12 @@ export interface WorkerConsole {
   close(): Promise<void>;
 }
 
-export function openWorkerConsole(databaseUrl: string, access: ConsoleAccess, logger: OpsLogger): WorkerConsole {
-  const db = openConsoleDb(databaseUrl);
+export function openWorkerConsole(
+  databaseUrl: string,
+  access: ConsoleAccess,
+  logger: OpsLogger,
+  poolMax?: number,
+): WorkerConsole {
+  const db = openConsoleDb(databaseUrl, poolMax);
   return { path: CONSOLE_PATH, router: consoleRouter({ db, access, logger }), close: () => db.$disconnect() };
 }

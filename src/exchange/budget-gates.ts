@@ -7,6 +7,7 @@ import { Redis } from "ioredis";
 import type { Config } from "../config/index.ts";
 import type { Logger } from "../log/logger.ts";
 import { localWeightGate } from "./client-from-config.ts";
+import { CatchUpShareGate } from "./catch-up-share.ts";
 import { RedisWeightGate } from "./redis-weight-gate.ts";
 import type { WeightGate } from "./weight-gate.ts";
 
@@ -22,30 +23,46 @@ const CONNECT_TIMEOUT_MS = 3000;
 
 /** Gates in Redis on `redis` (the caller owns it). */
 export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): BudgetGates {
-  const gates = new Map<string, RedisWeightGate>();
+  const gates = new Map<string, CatchUpShareGate>();
   const prefix = config.worker.queuePrefix;
+  const egress = config.worker.egressId;
+  const onBackgroundError = (account: string) => (err: unknown, op: string) =>
+    logger.warn(
+      { account, op, err: (err as Error).message },
+      "weight budget bookkeeping failed (charges expire on their own)",
+    );
+  // One share budget per egress, in Redis: every process of the egress draws from it. Its UID side
+  // is never charged (a catching-up request costs it nothing); it exists because a gate has two sides.
+  const shareLimit = Math.max(10, Math.floor(config.rateLimit.ipWeight * config.rateLimit.backfillIpShare));
+  const share = new RedisWeightGate({
+    redis,
+    ip: { key: `${prefix}:weight:catch-up:${egress}`, limit: shareLimit },
+    uid: { key: `${prefix}:weight:catch-up-none:${egress}`, limit: config.rateLimit.uidWeight },
+    windowMs: config.rateLimit.windowMs,
+    maxInFlightMs: config.exchange.timeoutMs,
+    onBackgroundError: onBackgroundError("(catching up)"),
+  });
+  const mains: RedisWeightGate[] = [];
   return {
     forAccount(account) {
       let gate = gates.get(account);
       if (gate === undefined) {
-        gate = new RedisWeightGate({
+        const main = new RedisWeightGate({
           redis,
-          ip: { key: `${prefix}:weight:ip:${config.worker.egressId}`, limit: config.rateLimit.ipWeight },
+          ip: { key: `${prefix}:weight:ip:${egress}`, limit: config.rateLimit.ipWeight },
           uid: { key: `${prefix}:weight:uid:${account}`, limit: config.rateLimit.uidWeight },
           windowMs: config.rateLimit.windowMs,
           maxInFlightMs: config.exchange.timeoutMs,
-          onBackgroundError: (err, op) =>
-            logger.warn(
-              { account, op, err: (err as Error).message },
-              "weight budget bookkeeping failed (charges expire on their own)",
-            ),
+          onBackgroundError: onBackgroundError(account),
         });
+        mains.push(main);
+        gate = new CatchUpShareGate(main, share);
         gates.set(account, gate);
       }
       return gate;
     },
     close: async () => {
-      await Promise.allSettled([...gates.values()].map((g) => g.drain()));
+      await Promise.allSettled([...mains, share].map((g) => g.drain()));
     },
   };
 }

@@ -1,5 +1,8 @@
 // One exchange client per account, each with its own UID budget and the egress's shared IP budget,
 // both held in Redis so that every worker process on every machine counts against the same ones.
+// The set follows the accounts table while the worker runs (update()): an account removed,
+// disabled or given new credentials has its runtime's `stopped` signal aborted, so a job working
+// on it stops at its next page, and its client is closed once such a job has had time to stop.
 import type { Redis } from "ioredis";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
@@ -9,9 +12,29 @@ import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { AccountRuntime } from "./context.ts";
 
+export interface AccountChanges {
+  added: string[];
+  removed: string[];
+  /** New credentials, coins, source or backfill start: the runtime was replaced. */
+  changed: string[];
+}
+
 export interface AccountClients {
   runtimes: Map<string, AccountRuntime>;
+  /** Brings the runtimes to `accounts`. */
+  update(accounts: AccountConfig[]): AccountChanges;
   close(): Promise<void>;
+}
+
+/** What makes a runtime stale: anything a running job reads from its account. */
+function fingerprint(a: AccountConfig): string {
+  return JSON.stringify([
+    a.credentialsVersion ?? 0,
+    a.origin === "table" ? "" : [a.credentials.apiKey, a.credentials.apiSecret, a.credentials.passphrase],
+    a.coinIds,
+    a.billsSource,
+    a.backfillFromMs,
+  ]);
 }
 
 export function createAccountClients(
@@ -23,7 +46,12 @@ export function createAccountClients(
 ): AccountClients {
   const gates = redisBudgetGates(config, redis, logger);
   const runtimes = new Map<string, AccountRuntime>();
-  for (const account of accounts) {
+  const stops = new Map<string, { controller: AbortController; fingerprint: string }>();
+  const retiring = new Map<NodeJS.Timeout, AccountRuntime["client"]>();
+  // A retired client serves its job's in-flight request; the job stops at its next page.
+  const graceMs = config.exchange.timeoutMs + 1_000;
+
+  const open = (account: AccountConfig) => {
     const gate = gates.forAccount(account.name);
     const client = exchangeClientFromConfig(config, {
       credentials: account.credentials,
@@ -39,12 +67,55 @@ export function createAccountClients(
         metrics.weight("ip", config.worker.egressId, used.ip, config.rateLimit.ipWeight, allowance.ip);
       },
     });
-    runtimes.set(account.name, { account, client });
-  }
+    const controller = new AbortController();
+    stops.set(account.name, { controller, fingerprint: fingerprint(account) });
+    runtimes.set(account.name, { account, client, stopped: controller.signal });
+  };
+
+  const retire = (name: string, why: string) => {
+    const rt = runtimes.get(name)!;
+    stops.get(name)!.controller.abort(new Error(`account ${name} was ${why}`));
+    runtimes.delete(name);
+    stops.delete(name);
+    const timer = setTimeout(() => {
+      retiring.delete(timer);
+      rt.client.close().catch(() => undefined);
+    }, graceMs);
+    timer.unref();
+    retiring.set(timer, rt.client);
+  };
+
+  for (const account of accounts) open(account);
   return {
     runtimes,
+    update(next) {
+      const changes: AccountChanges = { added: [], removed: [], changed: [] };
+      const wanted = new Map(next.map((a) => [a.name, a]));
+      for (const name of [...runtimes.keys()]) {
+        if (!wanted.has(name)) {
+          retire(name, "removed or disabled");
+          changes.removed.push(name);
+        }
+      }
+      for (const [name, account] of wanted) {
+        const current = stops.get(name);
+        if (current === undefined) {
+          open(account);
+          changes.added.push(name);
+        } else if (current.fingerprint !== fingerprint(account)) {
+          retire(name, "changed (credentials or settings)");
+          open(account);
+          changes.changed.push(name);
+        }
+      }
+      return changes;
+    },
     close: async () => {
-      await Promise.allSettled([...runtimes.values()].map((r) => r.client.close()));
+      for (const { controller } of stops.values()) controller.abort(new Error("worker stopping"));
+      for (const timer of retiring.keys()) clearTimeout(timer);
+      const clients = [...runtimes.values()].map((r) => r.client).concat([...retiring.values()]);
+      retiring.clear();
+      await Promise.allSettled(clients.map((c) => c.close()));
       await gates.close();
     },
   };

@@ -5,12 +5,15 @@ import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { ExchangeFacts } from "../store/exchange-profiles.ts";
+import type { LockSession } from "../store/lock-session.ts";
 import type { Db } from "../store/prisma.ts";
 import { AccountLock } from "./account-lock.ts";
 
 export interface AccountRuntime {
   account: AccountConfig;
   client: ExchangeClient;
+  /** Aborted when the account is removed, disabled or changed: its running job stops at the next page. */
+  stopped: AbortSignal;
 }
 
 /** The metrics processors report (implemented by src/ops/metrics.ts). */
@@ -31,6 +34,8 @@ export interface JobMetrics {
 export interface WorkerContext {
   config: Config;
   db: Db;
+  /** Holds the jobs' account run locks, all on one PostgreSQL connection (store/lock-session.ts). */
+  lockSession: LockSession;
   redis: Redis;
   accounts: Map<string, AccountRuntime>;
   logger: Logger;

@@ -1,10 +1,12 @@
-// Boot-time reconciliation of job schedulers with the configuration: every configured account
-// has a bills scheduler (and a snapshots one when it has coin ids) at the configured interval, and
-// a daily re-sweep of its recent bills (low priority, on the bills queue) unless turned off, and a
-// cross-check of its last day when CROSS_CHECK_INTERVAL_MS is set (low priority, same queue);
-// schedulers of accounts no longer configured are removed. upsertJobScheduler is idempotent, so
-// several workers booting at once converge on the same set.
+// The fleet's one scheduler, BullMQ side: each tick claims the work that is due from PostgreSQL
+// (store/sync-schedule.ts, stalest first, one tick at a time across workers) and enqueues it with
+// deterministic job ids. A job's deduplication id is its account and kind: while an account's
+// previous job of that kind waits or runs, the next slot adds nothing, so a slow account never
+// piles up jobs. Redis holds work in flight only; no per-account BullMQ job scheduler is kept.
 import type { AccountConfig } from "../config/accounts.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Db } from "../store/prisma.ts";
+import { claimDue, type DueItem, type ScheduleKind, type Wanted } from "../store/sync-schedule.ts";
 import type { Queues } from "./queues.ts";
 
 export interface SchedulerIntervals {
@@ -16,78 +18,96 @@ export interface SchedulerIntervals {
   crossCheckMs?: number;
 }
 
-export interface Reconciliation {
-  added: string[];
-  updated: string[];
-  removed: string[];
-}
-
 /** The re-sweep runs once a day per account. */
 export const RESWEEP_EVERY_MS = 86_400_000;
-/** BullMQ priority of the re-sweep: after every waiting incremental job (1 is the highest). */
+/** BullMQ priority of the re-sweep and the cross-check: after every waiting incremental job. */
 export const RESWEEP_PRIORITY = 100;
+/** Items one tick enqueues at most; the rest wait for the next tick, still stalest first. */
+const TICK_LIMIT = 5_000;
 
-interface Wanted {
-  account: string;
-  every: number;
-  name: "bills" | "snapshots" | "resweep" | "cross-check";
-  priority?: number;
+/** What every account needs, at which interval. */
+export function wantedWork(accounts: AccountConfig[], i: SchedulerIntervals): Wanted[] {
+  const out: Wanted[] = [];
+  for (const a of accounts) {
+    out.push({ account: a.name, kind: "bills", everyMs: i.billsMs });
+    if (a.coinIds.length > 0) out.push({ account: a.name, kind: "snapshots", everyMs: i.snapshotsMs });
+    if (i.resweepMs !== undefined) out.push({ account: a.name, kind: "resweep", everyMs: i.resweepMs });
+    if (i.crossCheckMs !== undefined) out.push({ account: a.name, kind: "cross-check", everyMs: i.crossCheckMs });
+  }
+  return out;
 }
 
-export async function reconcileSchedulers(
-  queues: Queues,
-  accounts: AccountConfig[],
-  intervals: SchedulerIntervals,
-): Promise<Reconciliation> {
-  const result: Reconciliation = { added: [], updated: [], removed: [] };
-  const bills = new Map<string, Wanted>(
-    accounts.map((a) => [`bills:${a.name}`, { account: a.name, every: intervals.billsMs, name: "bills" }]),
-  );
-  if (intervals.resweepMs !== undefined) {
-    for (const a of accounts)
-      bills.set(`resweep:${a.name}`, {
-        account: a.name,
-        every: intervals.resweepMs,
-        name: "resweep",
-        priority: RESWEEP_PRIORITY,
-      });
-  }
-  if (intervals.crossCheckMs !== undefined) {
-    for (const a of accounts)
-      bills.set(`cross-check:${a.name}`, {
-        account: a.name,
-        every: intervals.crossCheckMs,
-        name: "cross-check",
-        priority: RESWEEP_PRIORITY,
-      });
-  }
-  const snapshots = new Map<string, Wanted>(
-    accounts
-      .filter((a) => a.coinIds.length > 0)
-      .map((a) => [`snapshots:${a.name}`, { account: a.name, every: intervals.snapshotsMs, name: "snapshots" }]),
-  );
-  for (const { queue, want } of [
-    { queue: queues.bills, want: bills },
-    { queue: queues.snapshots, want: snapshots },
-  ]) {
-    const existing = new Map((await queue.getJobSchedulers(0, -1)).map((s) => [s.key, s]));
-    for (const [id, w] of want) {
-      const current = existing.get(id);
-      if (current && Number(current.every) === w.every) continue;
-      // Typed per queue; the data is the same shape ({ account }) for every job.
-      await (queue as Queues["bills"]).upsertJobScheduler(
-        id,
-        { every: w.every },
-        { name: w.name, data: { account: w.account }, ...(w.priority ? { opts: { priority: w.priority } } : {}) },
-      );
-      (current ? result.updated : result.added).push(id);
-    }
-    for (const id of existing.keys()) {
-      if (!want.has(id)) {
-        await queue.removeJobScheduler(id);
-        result.removed.push(id);
-      }
+/** BullMQ job ids may not contain ":"; kind first and the slot last keep the id unambiguous. */
+export function jobIdOf(d: DueItem): string {
+  return `${d.kind}-${d.account}-${d.dueMs}`;
+}
+
+export async function enqueueDue(queues: Queues, due: DueItem[]): Promise<void> {
+  const job = (d: DueItem) => ({
+    name: d.kind,
+    data: { account: d.account },
+    opts: {
+      jobId: jobIdOf(d),
+      deduplication: { id: `${d.kind}-${d.account}` },
+      ...(d.kind === "resweep" || d.kind === "cross-check" ? { priority: RESWEEP_PRIORITY } : {}),
+    },
+  });
+  const onSnapshots = (k: ScheduleKind) => k === "snapshots";
+  const bills = due.filter((d) => !onSnapshots(d.kind)).map(job);
+  const snapshots = due.filter((d) => onSnapshots(d.kind)).map(job);
+  if (bills.length > 0) await queues.bills.addBulk(bills);
+  if (snapshots.length > 0) await queues.snapshots.addBulk(snapshots);
+}
+
+/** Job schedulers left in Redis by versions that kept one per account: removed, once. */
+export async function removeLegacySchedulers(queues: Queues): Promise<string[]> {
+  const removed: string[] = [];
+  for (const queue of [queues.bills, queues.snapshots]) {
+    for (const s of await queue.getJobSchedulers(0, -1)) {
+      await queue.removeJobScheduler(s.key);
+      removed.push(s.key);
     }
   }
-  return result;
+  return removed;
+}
+
+export interface SchedulerTick {
+  stop(): Promise<void>;
+}
+
+/** Ticks every `tickMs` until stopped; a failed tick is logged and the next one tries again. */
+export function startSchedulerTick(o: {
+  db: Db;
+  queues: Queues;
+  wanted: () => Wanted[];
+  tickMs: number;
+  logger: Logger;
+  onError?: (err: unknown) => void;
+}): SchedulerTick {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = async () => {
+    try {
+      const due = await claimDue(o.db, o.wanted(), TICK_LIMIT, (d) => enqueueDue(o.queues, d));
+      if (due && due.length > 0) o.logger.debug({ enqueued: due.length }, "scheduler tick");
+    } catch (err) {
+      if (o.onError) o.onError(err);
+      else o.logger.warn({ err: (err as Error).message }, "scheduler tick failed; the next tick tries again");
+    }
+  };
+  const loop = () => {
+    if (stopped) return;
+    running = tick().finally(() => {
+      if (!stopped) timer = setTimeout(loop, o.tickMs);
+    });
+  };
+  loop();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }

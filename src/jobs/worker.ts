@@ -1,12 +1,14 @@
-// `ledger-sync worker`: the long-running process. Boot: load accounts, connect, reconcile job
-// schedulers, start one BullMQ Worker per queue and the ops HTTP server. Shutdown (SIGTERM/SIGINT,
+// `ledger-sync worker`: the long-running process. Boot: connect, load the accounts (variables,
+// ACCOUNTS_FILE and the accounts table, re-read every ACCOUNTS_REFRESH_MS), start the scheduler
+// tick (due work from PostgreSQL into the queues), one BullMQ Worker per queue and the ops HTTP server. Shutdown (SIGTERM/SIGINT,
 // or, when started through npm, the exit of the process that started it: parent-watch.ts):
 // stop taking jobs, let running ones finish for up to SHUTDOWN_TIMEOUT_MS (then stop them at their
 // next page: uncommitted work is simply redone from the cursor), then close workers, Redis, the
 // HTTP server and Prisma, in that order.
+import { setMaxListeners } from "node:events";
 import { Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
-import { loadAccounts } from "../config/accounts.ts";
+import { loadAccounts, type AccountConfig } from "../config/accounts.ts";
 import { requireDatabaseUrl, requireRedisUrl, type Config } from "../config/index.ts";
 import { consoleAccess, type ConsoleAccess } from "../console/access.ts";
 import { openWorkerConsole } from "../console/worker-console.ts";
@@ -15,8 +17,11 @@ import { OutageLog } from "../log/outage-log.ts";
 import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../ops/health.ts";
 import { OPS_DEFAULT_HOST, startOpsServer } from "../ops/http-server.ts";
 import { createMetrics } from "../ops/metrics.ts";
+import { createLockSession } from "../store/lock-session.ts";
+import { loadAccountDirectory } from "../store/accounts/directory.ts";
 import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
 import { createAccountClients } from "./account-clients.ts";
+import { watchAccounts } from "./account-watch.ts";
 import type { WorkerContext } from "./context.ts";
 import { instrument, type Processor } from "./instrument.ts";
 import { launchedThroughNpm, watchParent } from "./parent-watch.ts";
@@ -27,7 +32,13 @@ import { processResweep } from "./processors/resweep.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
 import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
 import { isRedisUnavailable } from "./redis-errors.ts";
-import { reconcileSchedulers, RESWEEP_EVERY_MS } from "./schedulers.ts";
+import {
+  removeLegacySchedulers,
+  RESWEEP_EVERY_MS,
+  startSchedulerTick,
+  wantedWork,
+  type SchedulerIntervals,
+} from "./schedulers.ts";
 
 export interface RunningWorker {
   /** Resolves when the worker has shut down (after a signal or stop()). */
@@ -38,8 +49,9 @@ export interface RunningWorker {
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   // Configuration errors first: they are the caller's one-line refusal, before anything starts.
+  // The variables' and ACCOUNTS_FILE's accounts are checked before anything connects.
+  if (config.accountsFile || config.exchange.credentials) loadAccounts(config);
   const settings: BootSettings = {
-    accounts: loadAccounts(config),
     databaseUrl: requireDatabaseUrl(config),
     redisUrl: requireRedisUrl(config),
     // The ops port listens on every interface: a console there needs CONSOLE_TOKEN (refused now if missing).
@@ -49,7 +61,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   // worker it just started) waits for boot to finish and then shuts down in order, instead of
   // killing the process on Node's default action.
   const signals = workerSignals(logger, config.worker.shutdownTimeoutMs);
-  logger.info({ pid: process.pid, accounts: settings.accounts.map((a) => a.name) }, "worker starting");
+  logger.info({ pid: process.pid }, "worker starting");
   try {
     const worker = await boot(config, logger, settings);
     signals.booted(worker);
@@ -61,7 +73,6 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
 }
 
 interface BootSettings {
-  accounts: ReturnType<typeof loadAccounts>;
   databaseUrl: string;
   redisUrl: string;
   console: ConsoleAccess | undefined;
@@ -70,7 +81,7 @@ interface BootSettings {
 async function boot(
   config: Config,
   logger: Logger,
-  { accounts, databaseUrl, redisUrl, console: consoleRule }: BootSettings,
+  { databaseUrl, redisUrl, console: consoleRule }: BootSettings,
 ): Promise<RunningWorker> {
   const prefix = config.worker.queuePrefix;
   const startedAt = new Date();
@@ -81,7 +92,24 @@ async function boot(
   // forever while Redis is down instead of failing it.
   const healthRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   healthRedis.on("error", () => undefined);
-  const db = createDb(databaseUrl);
+  // DATABASE_POOL_MAX connections in all: the pool's, and one for every running job's account run
+  // lock (the lock session). Jobs wait for a pool connection rather than opening more
+  // (docs/design/connections.md).
+  // With the console on, one connection of the budget is the console's (read-only sessions).
+  const consoleConnections = consoleRule ? 1 : 0;
+  const db = createDb(databaseUrl, { poolMax: Math.max(1, config.database.poolMax - 1 - consoleConnections) });
+  const lockSession = createLockSession(databaseUrl, {
+    // PostgreSQL going away is the outage log's to report (once); anything else is a warning here.
+    onLost: (err) => {
+      const cause = err.cause instanceof Error ? err.cause : err;
+      if (isDatabaseUnavailable(cause)) postgresOutage.failed(cause);
+      else
+        logger.warn(
+          { err: cause.message },
+          "lost the run-lock connection to PostgreSQL: the jobs holding account locks stop; the next jobs reconnect",
+        );
+    },
+  });
   // While Redis or PostgreSQL is down every connection retries, and every job touching it fails:
   // one warning per outage and one line on recovery, not one line per attempt.
   const redisOutage = new OutageLog(logger, "redis", { probe: () => healthRedis.ping() });
@@ -94,11 +122,27 @@ async function boot(
   };
   redis.on("error", onRedisError({ connection: "main" }));
   const metrics = createMetrics();
-  const clients = createAccountClients(config, accounts, redis, logger, metrics);
+  // A configuration error here (a wrong master key, a name in two places) ends the boot: exit 2.
+  let directory: Awaited<ReturnType<typeof loadAccountDirectory>>;
+  try {
+    directory = await loadAccountDirectory(config, db);
+  } catch (err) {
+    await Promise.allSettled([lockSession.close(), db.$disconnect()]);
+    redis.disconnect();
+    healthRedis.disconnect();
+    throw err;
+  }
+  for (const u of directory.unreadable)
+    logger.error({ account: u.account, err: u.error.message }, "account not synced: its credentials cannot be opened");
+  const clients = createAccountClients(config, directory.accounts, redis, logger, metrics);
+  const current = (): AccountConfig[] => [...clients.runtimes.values()].map((r) => r.account);
   const forceStop = new AbortController();
+  // Every running job's lease listens on it: as many listeners as WORKER_CONCURRENCY, not a leak.
+  setMaxListeners(0, forceStop.signal);
   const ctx: WorkerContext = {
     config,
     db,
+    lockSession,
     redis,
     accounts: clients.runtimes,
     logger,
@@ -108,13 +152,15 @@ async function boot(
 
   const queues = createQueues(redis, prefix);
   for (const q of Object.values(queues)) q.on("error", onRedisError({ queue: q.name }));
-  const reconciled = await reconcileSchedulers(queues, accounts, {
+  const legacy = await removeLegacySchedulers(queues);
+  if (legacy.length > 0)
+    logger.info({ removed: legacy.length }, "per-account job schedulers of an earlier version removed");
+  const intervals: SchedulerIntervals = {
     billsMs: config.worker.billsIntervalMs,
     snapshotsMs: config.worker.snapshotIntervalMs,
     ...(config.resweepMs > 0 ? { resweepMs: RESWEEP_EVERY_MS } : {}),
     ...(config.crossCheckIntervalMs > 0 ? { crossCheckMs: config.crossCheckIntervalMs } : {}),
-  });
-  logger.info({ accounts: accounts.map((a) => a.name), ...reconciled }, "job schedulers reconciled");
+  };
 
   const processors: { [Q in QueueName]: Processor<JobData[Q]> } = {
     // The bills queue also carries each account's daily re-sweep and cross-check (low priority).
@@ -137,8 +183,9 @@ async function boot(
         {
           connection: redis,
           prefix,
-          // Jobs of different accounts run side by side; one account's bills never do (its lock).
-          concurrency: Math.max(1, accounts.length),
+          // Jobs of different accounts run side by side, up to WORKER_CONCURRENCY; one account's
+          // bills never do (its lock). The rest wait in the queue, stalest first.
+          concurrency: config.worker.concurrency,
           // A job whose process died is taken over after the lock lapses (BullMQ stalled-job recovery).
           lockDuration: config.worker.jobLockDurationMs,
           // Look for stalled jobs twice per lock duration: a dead process's job is taken over between
@@ -155,7 +202,7 @@ async function boot(
     });
   }
 
-  const workerConsole = consoleRule && openWorkerConsole(databaseUrl, consoleRule, logger);
+  const workerConsole = consoleRule && openWorkerConsole(databaseUrl, consoleRule, logger, consoleConnections);
   const ops = await startOpsServer({
     port: config.worker.metricsPort,
     ...(workerConsole ? { console: workerConsole } : {}),
@@ -175,7 +222,7 @@ async function boot(
         lastSuccess: () =>
           postgresLastSuccess(
             (sql) => db.$queryRawUnsafe(sql),
-            accounts.flatMap((a) => [
+            current().flatMap((a) => [
               { account: a.name, stream: "bills" },
               ...a.coinIds.map((c) => ({ account: a.name, stream: `snapshots:${c}` })),
             ]),
@@ -184,7 +231,30 @@ async function boot(
         startedAt,
       }),
   });
-  logger.info({ metrics: ops.url, queues: QUEUE_NAMES, prefix }, "worker started");
+  // While PostgreSQL or Redis is away, the tick and the accounts re-read fail each time: the
+  // outage logs say so once.
+  const failedWith = (what: string) => (err: unknown) => {
+    const outage = outageOf(err);
+    if (outage) outage.failed(err as Error);
+    else logger.warn({ err: (err as Error).message }, what);
+  };
+  const tick = startSchedulerTick({
+    db,
+    queues,
+    wanted: () => wantedWork(current(), intervals),
+    tickMs: config.worker.schedulerTickMs,
+    logger,
+    onError: failedWith("scheduler tick failed; the next tick tries again"),
+  });
+  const watch = watchAccounts({
+    config,
+    db,
+    clients,
+    logger,
+    everyMs: config.worker.accountsRefreshMs,
+    onError: failedWith("could not re-read the accounts; keeping the current ones"),
+  });
+  logger.info({ metrics: ops.url, queues: QUEUE_NAMES, prefix, accounts: clients.runtimes.size }, "worker started");
 
   let resolveDone!: () => void;
   const done = new Promise<void>((resolve) => (resolveDone = resolve));
@@ -195,6 +265,7 @@ async function boot(
         { reason, timeoutMs: config.worker.shutdownTimeoutMs },
         "shutting down: no new jobs; waiting for running ones",
       );
+      await Promise.all([tick.stop(), watch.stop()]);
       const closing = Promise.all(workers.map((w) => w.close()));
       const timer = setTimeout(() => {
         logger.warn("shutdown timeout: stopping running jobs at their next page (their committed progress is kept)");
@@ -210,6 +281,7 @@ async function boot(
       healthRedis.disconnect();
       await ops.close();
       await workerConsole?.close();
+      await lockSession.close();
       await db.$disconnect();
       logger.info("shut down cleanly");
     })().finally(resolveDone));

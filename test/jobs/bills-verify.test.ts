@@ -14,6 +14,7 @@ import { createMetrics, exchangeFactValues, type Metrics } from "../../src/ops/m
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { readExchangeFacts } from "../../src/store/exchange-profiles.ts";
+import { createLockSession } from "../../src/store/lock-session.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { sandboxClient } from "../support/sandbox-client.ts";
@@ -36,6 +37,7 @@ beforeAll(async () => {
   ctx = {
     config,
     db: t.db,
+    lockSession: createLockSession(t.url),
     redis: r.client,
     accounts: new Map([
       [
@@ -49,6 +51,7 @@ beforeAll(async () => {
             billsSource: "v2" as const,
           },
           client,
+          stopped: new AbortController().signal,
         },
       ],
     ]),
@@ -58,6 +61,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  await ctx.lockSession.close();
   await client.close();
   await sandbox.close();
   await r.cleanup();

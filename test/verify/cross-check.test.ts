@@ -131,6 +131,8 @@ describe("cross-check", () => {
       const ctx = {
         config: loadConfig({ DATABASE_URL: t.url }),
         db: t.db,
+        // The cross-check takes no account lock.
+        lockSession: undefined as never,
         redis: undefined as never,
         accounts: new Map([
           [
@@ -144,6 +146,7 @@ describe("cross-check", () => {
                 billsSource: "v2" as const,
               },
               client,
+              stopped: new AbortController().signal,
             },
           ],
         ]),

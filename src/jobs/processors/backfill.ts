@@ -13,6 +13,7 @@ import { syncAccountBills } from "../../streams/bills/index.ts";
 import { backfillCursorStream, backfillJobId } from "../backfill-plan.ts";
 import { leaseAccount } from "../account-lease.ts";
 import type { WorkerContext } from "../context.ts";
+import { inCatchUp } from "../../exchange/catch-up-share.ts";
 import type { JobData } from "../queues.ts";
 
 /** How long a window whose predecessor is unfinished steps aside (its predecessor promotes it sooner). */
@@ -43,20 +44,23 @@ export async function processBackfillWindow(
   const lease = await leaseAccount(ctx, account, "bills");
   if (!lease) return later(LOCK_WAIT_MS);
   try {
-    const s = await syncAccountBills({
-      db: ctx.db,
-      client: rt.client,
-      logger: ctx.logger.child({ backfill: job.data.backfillId }),
-      accountName: account,
-      backfillFromMs: fromMs,
-      lookbackMs: 0,
-      fromMs,
-      untilMs: toMs,
-      bookmark: { window: backfillCursorStream(fromMs, toMs) },
-      source: rt.account.billsSource,
-      exchangeLimits: ctx.config.exchange.limits,
-      signal: lease.signal,
-    });
+    // History by definition: within the egress's catch-up share of the IP budget.
+    const s = await inCatchUp(() =>
+      syncAccountBills({
+        db: ctx.db,
+        client: rt.client,
+        logger: ctx.logger.child({ backfill: job.data.backfillId }),
+        accountName: account,
+        backfillFromMs: fromMs,
+        lookbackMs: 0,
+        fromMs,
+        untilMs: toMs,
+        bookmark: { window: backfillCursorStream(fromMs, toMs) },
+        source: rt.account.billsSource,
+        exchangeLimits: ctx.config.exchange.limits,
+        signal: lease.signal,
+      }),
+    );
     ctx.metrics.billsWritten(account, s.inserted);
     const successor =
       next && queue ? await promoteSuccessor(ctx, queue, backfillJobId(account, next.fromMs, next.toMs)) : "none";

@@ -1,6 +1,8 @@
 // Scheduled incremental bills sync of one account (BILLS_INTERVAL_MS).
 import type { Job } from "bullmq";
 import { changedClosedPeriods } from "../../periods/closed-period-check.ts";
+import { inCatchUp } from "../../exchange/catch-up-share.ts";
+import { isBehind } from "../../streams/bills/catching-up.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
@@ -17,18 +19,26 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
   // Another process is syncing this account's bills: this run has nothing to add.
   if (!lease) return { skipped: "another job or process is writing this account's bills" };
   try {
-    const s = await syncAccountBills({
-      db: ctx.db,
-      client: rt.client,
-      logger: ctx.logger,
+    const behind = await isBehind(ctx.db, {
       accountName: rt.account.name,
       backfillFromMs: rt.account.backfillFromMs,
-      lookbackMs: ctx.config.lookbackMs,
-      exchangeLimits: ctx.config.exchange.limits,
-      onLateness: (ms) => ctx.metrics.billLateness(rt.account.name, ms),
-      source: rt.account.billsSource,
-      signal: lease.signal,
+      billsIntervalMs: ctx.config.worker.billsIntervalMs,
     });
+    const sync = () =>
+      syncAccountBills({
+        db: ctx.db,
+        client: rt.client,
+        logger: ctx.logger,
+        accountName: rt.account.name,
+        backfillFromMs: rt.account.backfillFromMs,
+        lookbackMs: ctx.config.lookbackMs,
+        exchangeLimits: ctx.config.exchange.limits,
+        onLateness: (ms) => ctx.metrics.billLateness(rt.account.name, ms),
+        source: rt.account.billsSource,
+        signal: lease.signal,
+      });
+    // Far behind (a new account's history, a long outage): within the egress's catch-up share.
+    const s = behind ? await inCatchUp(sync) : await sync();
     ctx.metrics.billsWritten(rt.account.name, s.inserted);
     ctx.metrics.billRevisions(rt.account.name, s.revised);
     ctx.metrics.syncLag(rt.account.name, "bills", Math.max(0, (Date.now() - s.toMs) / 1000));

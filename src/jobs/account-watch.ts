@@ -1,0 +1,61 @@
+// The worker follows the accounts table while it runs: every ACCOUNTS_REFRESH_MS it reads the
+// directory again and brings its runtimes to it (account-clients.ts update()). A read that fails
+// (PostgreSQL away, a master key that no longer opens the rows) keeps the accounts it has.
+import type { Config } from "../config/index.ts";
+import type { Logger } from "../log/logger.ts";
+import { loadAccountDirectory } from "../store/accounts/directory.ts";
+import type { Db } from "../store/prisma.ts";
+import type { AccountClients } from "./account-clients.ts";
+
+export interface AccountWatch {
+  stop(): Promise<void>;
+}
+
+export function watchAccounts(o: {
+  config: Config;
+  db: Db;
+  clients: AccountClients;
+  logger: Logger;
+  everyMs: number;
+  /** Told of a failed read (e.g. an outage log); by default it is a warning. */
+  onError?: (err: unknown) => void;
+}): AccountWatch {
+  const logger = o.logger.child({ stream: "accounts" });
+  let unreadableSeen = "";
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const refresh = async () => {
+    try {
+      const directory = await loadAccountDirectory(o.config, o.db);
+      const changes = o.clients.update(directory.accounts);
+      if (changes.added.length + changes.removed.length + changes.changed.length > 0)
+        logger.info({ ...changes, accounts: o.clients.runtimes.size }, "accounts changed");
+      const unreadable = directory.unreadable.map((u) => u.error.message).join("\n");
+      if (unreadable !== unreadableSeen && unreadable !== "")
+        for (const u of directory.unreadable)
+          logger.error(
+            { account: u.account, err: u.error.message },
+            "account not synced: its credentials cannot be opened",
+          );
+      unreadableSeen = unreadable;
+    } catch (err) {
+      if (o.onError) o.onError(err);
+      else logger.warn({ err: (err as Error).message }, "could not re-read the accounts; keeping the current ones");
+    }
+  };
+  const loop = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = refresh().finally(loop);
+    }, o.everyMs);
+  };
+  loop();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

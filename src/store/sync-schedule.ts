@@ -1,0 +1,113 @@
+// When each account's scheduled work is next due, in PostgreSQL (table sync_schedule): the one
+// scheduler of the fleet. A tick claims what is due, stalest first, under a transaction-scoped
+// advisory lock, so any number of workers tick and each due item is handed out once per slot.
+// Each (account, kind) has a fixed phase inside its interval (a hash of its name): a fleet added
+// at once spreads its requests over the interval instead of arriving together every interval.
+import type { Db } from "./prisma.ts";
+
+export const SCHEDULE_KINDS = ["bills", "snapshots", "resweep", "cross-check"] as const;
+export type ScheduleKind = (typeof SCHEDULE_KINDS)[number];
+
+/** The advisory lock of the tick: 0x4c53 "LS", then 0x0010 (the run locks are 0x0001 and 0x0002). */
+const TICK_LOCK = 0x4c530010;
+
+export interface Wanted {
+  account: string;
+  kind: ScheduleKind;
+  everyMs: number;
+}
+
+export interface DueItem {
+  account: string;
+  kind: ScheduleKind;
+  /** The slot this item was due at (epoch ms): part of its job id, so a slot is enqueued once. */
+  dueMs: number;
+}
+
+/** FNV-1a of the text: a stable phase per (account, kind), the same in every process. */
+function phaseOf(text: string, everyMs: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % everyMs;
+}
+
+/** The first slot of the item's phase after `nowMs`. */
+export function nextSlot(w: Wanted, nowMs: number): number {
+  const phase = phaseOf(`${w.kind}:${w.account}`, w.everyMs);
+  return Math.floor((nowMs - phase) / w.everyMs) * w.everyMs + phase + w.everyMs;
+}
+
+/**
+ * Claims what is due among `wanted` (new items are due at once), at most `limit`, stalest first,
+ * and moves each claimed item to its next slot, all in one transaction in which `enqueue` runs:
+ * if enqueueing fails the claim rolls back and the next tick tries again. Returns undefined when
+ * another worker's tick holds the lock (it does the same work).
+ */
+export async function claimDue(
+  db: Db,
+  wanted: Wanted[],
+  limit: number,
+  enqueue: (due: DueItem[]) => Promise<void>,
+): Promise<DueItem[] | undefined> {
+  if (wanted.length === 0) return [];
+  // due_at keeps milliseconds: a new item is due at now() cut to them (rounding could put it after now()).
+  const accounts = wanted.map((w) => w.account);
+  const kinds = wanted.map((w) => w.kind);
+  return db.$transaction(
+    async (tx) => {
+      const [lock] = await tx.$queryRawUnsafe<{ ok: boolean }[]>(
+        "SELECT pg_try_advisory_xact_lock($1::int) AS ok",
+        TICK_LOCK | 0,
+      );
+      if (!lock!.ok) return undefined;
+      await tx.$executeRawUnsafe(
+        `INSERT INTO sync_schedule (account_name, kind, due_at)
+         SELECT a, k, date_trunc('milliseconds', now()) FROM unnest($1::text[], $2::text[]) AS w(a, k)
+         ON CONFLICT (account_name, kind) DO NOTHING`,
+        accounts,
+        kinds,
+      );
+      const rows = await tx.$queryRawUnsafe<{ account_name: string; kind: string; due_ms: number }[]>(
+        `SELECT s.account_name, s.kind, (extract(epoch FROM s.due_at) * 1000)::float8 AS due_ms
+         FROM sync_schedule s JOIN unnest($1::text[], $2::text[]) AS w(a, k) ON s.account_name = w.a AND s.kind = w.k
+         WHERE s.due_at <= now()
+         ORDER BY s.due_at, s.account_name, s.kind
+         LIMIT $3`,
+        accounts,
+        kinds,
+        limit,
+      );
+      if (rows.length === 0) return [];
+      const due = rows.map((r) => ({
+        account: r.account_name,
+        kind: r.kind as ScheduleKind,
+        dueMs: Math.round(r.due_ms),
+      }));
+      await enqueue(due);
+      const every = new Map(wanted.map((w) => [`${w.kind}:${w.account}`, w]));
+      const now = Date.now();
+      const next = due.map((d) => new Date(nextSlot(every.get(`${d.kind}:${d.account}`)!, now)));
+      await tx.$executeRawUnsafe(
+        `UPDATE sync_schedule s SET due_at = v.due, last_enqueued_at = now()
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(a, k, due)
+         WHERE s.account_name = v.a AND s.kind = v.k`,
+        due.map((d) => d.account),
+        due.map((d) => d.kind),
+        next,
+      );
+      return due;
+    },
+    { timeout: 60_000, maxWait: 30_000 },
+  );
+}
+
+/** How far behind the stalest due item is (ms; 0 when nothing is overdue): the scheduler's lag. */
+export async function schedulerLagMs(db: Db): Promise<number> {
+  const [r] = await db.$queryRawUnsafe<{ lag: number | null }[]>(
+    "SELECT (extract(epoch FROM now() - min(due_at)) * 1000)::float8 AS lag FROM sync_schedule WHERE due_at <= now()",
+  );
+  return Math.max(0, Math.round(r?.lag ?? 0));
+}
