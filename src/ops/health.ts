@@ -130,12 +130,12 @@ function toDate(v: unknown): Date | null {
 
 /**
  * Per (account_name, stream) of sync_state, when its cursor was last written (updated_at: every
- * committed window writes it). Pairs in `expected` without a row come back with `at: null`, so a
- * configured stream that never succeeded is reported too; rows of other pairs are kept.
+ * committed window writes it). With `expected`, exactly those pairs, in that order: one without a
+ * row comes back with `at: null`, so a configured stream that never succeeded is reported too.
  */
 export async function postgresLastSuccess(
   query: RawQuery,
-  expected: readonly { account: string; stream: string }[] = [],
+  expected?: readonly { account: string; stream: string }[],
 ): Promise<LastSuccess[]> {
   const rows = (await query(LAST_SUCCESS_SQL)) as Array<{ account_name: string; stream: string; updated_at: unknown }>;
   const out: LastSuccess[] = rows.map((r) => ({
@@ -143,11 +143,12 @@ export async function postgresLastSuccess(
     stream: String(r.stream),
     at: toDate(r.updated_at),
   }));
-  for (const e of expected) {
-    if (!out.some((o) => o.account === e.account && o.stream === e.stream))
-      out.push({ account: e.account, stream: e.stream, at: null });
-  }
-  return out;
+  if (expected === undefined) return out;
+  // Only the streams the worker syncs now: a disabled or removed account's bookmark stops moving
+  // for good, and must not fail every worker's health for it.
+  const key = (x: { account: string; stream: string }) => `${x.account}\u0000${x.stream}`;
+  const found = new Map(out.map((o) => [key(o), o]));
+  return expected.map((e) => found.get(key(e)) ?? { account: e.account, stream: e.stream, at: null });
 }
 
 /** A postgres ping over the same raw-query function. */

@@ -79,6 +79,12 @@ export function createOpsApp(options: Omit<OpsServerOptions, "port" | "host" | "
     }
   });
 
+  // Liveness: the process and its event loop answer. /healthz also judges Redis, PostgreSQL and
+  // every account's freshness, which a restart cannot fix: orchestrators restart on /livez only.
+  app.get("/livez", (_req, res) => {
+    res.status(200).set("Cache-Control", "no-store").json({ ok: true });
+  });
+
   app.get("/healthz", async (_req, res) => {
     let report: HealthReport;
     try {
