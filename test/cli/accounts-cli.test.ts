@@ -241,4 +241,35 @@ describe("ledger-sync accounts", () => {
     expect(await query("SELECT count(*)::int AS n FROM bills WHERE account_name = 'i3'")).toEqual(before);
     expect(before[0]!.n).toBeGreaterThan(0);
   });
+
+  it("remove --delete-books deletes one account's books for good, with its name confirmed", async () => {
+    const unconfirmed = await runCli(["accounts", "remove", "i3", "--delete-books"], base);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain("confirm with --confirm i3");
+    const others = await query<{ n: number }>("SELECT count(*)::int AS n FROM bills WHERE account_name <> 'i3'");
+    // The audit trail refuses a delete that is not this purge.
+    await expect(query("DELETE FROM bills WHERE account_name = 'i3'")).rejects.toThrow(/bills are never deleted/);
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT set_config('ledger_sync.purge_account', 'other', true)");
+      await expect(other.query("DELETE FROM bills WHERE account_name = 'i3'")).rejects.toThrow(
+        /bills are never deleted/,
+      );
+      await other.query("ROLLBACK");
+    } finally {
+      await other.end();
+    }
+    // i3 is no longer registered (the test above), its books are: they can still be deleted.
+    const r = await runCli(["accounts", "remove", "i3", "--delete-books", "--confirm", "i3"], base);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/account i3 removed with its books: deleted .*bills \d+/);
+    for (const table of ["bills", "sync_state", "sync_runs", "daily_rollups", "verify_state"])
+      expect(await query(`SELECT 1 FROM ${table} WHERE account_name = 'i3'`)).toEqual([]);
+    expect(await query("SELECT count(*)::int AS n FROM bills WHERE account_name <> 'i3'")).toEqual(others);
+    const again = await runCli(["accounts", "remove", "i3", "--delete-books", "--confirm", "i3"], base);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('account "i3" is not registered');
+  });
 });

@@ -18,7 +18,11 @@ import {
   type AccountBillsSource,
   type ImportOutcome,
   type NewAccount,
+  UnknownAccountError,
 } from "../../store/accounts/registry.ts";
+import { sleep } from "../../exchange/sleep.ts";
+import { purgeAccountBooks, type PurgeResult } from "../../store/accounts/purge.ts";
+import { acquireRunLocks } from "../../store/run-lock.ts";
 import { readImportFile, ImportError } from "./import-file.ts";
 import { proofCoin, proveKey } from "./prove-key.ts";
 
@@ -99,8 +103,49 @@ export async function rotateAccount(
   return uid;
 }
 
-export async function removeAccount(c: ActionContext, name: string): Promise<void> {
-  await deleteAccount(c.db, name);
+async function hasBooks(db: Db, name: string): Promise<boolean> {
+  const [r] = await db.$queryRawUnsafe<{ any: boolean }[]>(
+    `SELECT EXISTS (SELECT 1 FROM sync_state WHERE account_name = $1)
+         OR EXISTS (SELECT 1 FROM bills WHERE account_name = $1) AS any`,
+    name,
+  );
+  return r!.any;
+}
+
+/** Workers re-read the accounts at least this often (ACCOUNTS_REFRESH_MS is at most 10 s). */
+const WORKERS_LET_GO_MS = 11_000;
+
+/**
+ * Unregisters the account (workers stop it within ACCOUNTS_REFRESH_MS); with `deleteBooks`, then
+ * waits for every worker to have let go of it, takes its run locks and deletes its books. A name no
+ * longer registered may still have its books deleted (a purge interrupted after the first step).
+ */
+export async function removeAccount(
+  c: ActionContext,
+  name: string,
+  o: { deleteBooks: boolean; databaseUrl: string; say: (line: string) => void },
+): Promise<PurgeResult | undefined> {
+  const registered = await findSealedAccount(c.db, name);
+  if (!o.deleteBooks) {
+    await deleteAccount(c.db, name);
+    return undefined;
+  }
+  assertNotConfigured(c.config, c.env, name);
+  if (!registered && !(await hasBooks(c.db, name))) throw new UnknownAccountError(name);
+  if (registered) {
+    await deleteAccount(c.db, name);
+    o.say(`account ${name} unregistered; waiting ${WORKERS_LET_GO_MS / 1000} s for workers to let go of it`);
+    await sleep(WORKERS_LET_GO_MS, c.signal);
+  }
+  const lock = await acquireRunLocks(o.databaseUrl, name, ["bills", "snapshots"], {
+    wait: true,
+    ...(c.signal ? { signal: c.signal } : {}),
+  });
+  try {
+    return await purgeAccountBooks(c.db, name);
+  } finally {
+    await lock.release();
+  }
 }
 
 /** Keys proven at once during an import: a few, so the weight budget spreads over the fleet. */

@@ -170,11 +170,36 @@ export function registerAccounts(program: Command): void {
 
   accounts
     .command("remove <name>")
-    .description("unregister an account: workers stop it at its next page; its credentials go, its books stay")
-    .action(async (name: string) => {
+    .description(
+      "unregister an account: workers stop it at its next page; its credentials go, its books stay " +
+        "(unless --delete-books --confirm NAME)",
+    )
+    .option("--delete-books", "also delete its books: bills, revisions, snapshots, runs, closes (needs --confirm)")
+    .option("--confirm <name>", "the account's name again, to confirm --delete-books")
+    .action(async (name: string, o: { deleteBooks?: boolean; confirm?: string }) => {
+      if (o.confirm !== undefined && !o.deleteBooks)
+        throw new CliExit(EXIT.usage, "--confirm goes with --delete-books");
+      if (o.deleteBooks && o.confirm !== name)
+        throw new CliExit(
+          EXIT.usage,
+          `--delete-books deletes every bill and record of "${name}" for good: confirm with --confirm ${name}`,
+        );
       const { removeAccount } = await import("../accounts/actions.ts");
-      await withAccounts((c) => removeAccount(c, name));
-      out(`account ${name} removed: its credentials are deleted; its bills, snapshots, runs and closes are kept`);
+      const purged = await withAccounts((c) =>
+        removeAccount(c, name, {
+          deleteBooks: o.deleteBooks === true,
+          databaseUrl: requireDatabaseUrl(c.config),
+          say: (line) => process.stderr.write(`${line}\n`),
+        }),
+      );
+      if (!purged) {
+        out(`account ${name} removed: its credentials are deleted; its bills, snapshots, runs and closes are kept`);
+        return;
+      }
+      const rows = Object.entries(purged.deleted)
+        .filter(([, n]) => n > 0)
+        .map(([t, n]) => `${t} ${n}`);
+      out(`account ${name} removed with its books: deleted ${rows.join(", ") || "nothing (no books)"}`);
     });
 
   accounts
