@@ -6,10 +6,7 @@ import type { Logger } from "../log/logger.ts";
 import { loadAccountDirectory } from "../store/accounts/directory.ts";
 import type { Db } from "../store/prisma.ts";
 import type { AccountClients } from "./account-clients.ts";
-
-export interface AccountWatch {
-  stop(): Promise<void>;
-}
+import { repeatEvery, type Repeating } from "./repeat.ts";
 
 export function watchAccounts(o: {
   config: Config;
@@ -19,15 +16,13 @@ export function watchAccounts(o: {
   everyMs: number;
   /** Told of a failed read (e.g. an outage log); by default it is a warning. */
   onError?: (err: unknown) => void;
-}): AccountWatch {
+}): Repeating {
   const logger = o.logger.child({ stream: "accounts" });
   let unreadableSeen = "";
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
   const refresh = async () => {
     try {
-      const directory = await loadAccountDirectory(o.config, o.db);
+      const held = new Map([...o.clients.runtimes].map(([name, rt]) => [name, rt.account]));
+      const directory = await loadAccountDirectory(o.config, o.db, process.env, held);
       const changes = o.clients.update(directory.accounts);
       if (changes.added.length + changes.removed.length + changes.changed.length > 0)
         logger.info({ ...changes, accounts: o.clients.runtimes.size }, "accounts changed");
@@ -44,18 +39,5 @@ export function watchAccounts(o: {
       else logger.warn({ err: (err as Error).message }, "could not re-read the accounts; keeping the current ones");
     }
   };
-  const loop = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = refresh().finally(loop);
-    }, o.everyMs);
-  };
-  loop();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return repeatEvery(o.everyMs, refresh);
 }

@@ -8,6 +8,7 @@ import type { Logger } from "../log/logger.ts";
 import type { Db } from "../store/prisma.ts";
 import { claimDue, type DueItem, type ScheduleKind, type Wanted } from "../store/sync-schedule.ts";
 import type { Queues } from "./queues.ts";
+import { repeatEvery, type Repeating } from "./repeat.ts";
 
 export interface SchedulerIntervals {
   billsMs: number;
@@ -71,11 +72,7 @@ export async function removeLegacySchedulers(queues: Queues): Promise<string[]> 
   return removed;
 }
 
-export interface SchedulerTick {
-  stop(): Promise<void>;
-}
-
-/** Ticks every `tickMs` until stopped; a failed tick is logged and the next one tries again. */
+/** Ticks every `tickMs` (the first at once) until stopped; a failed tick is reported and the next one tries again. */
 export function startSchedulerTick(o: {
   db: Db;
   queues: Queues;
@@ -83,10 +80,7 @@ export function startSchedulerTick(o: {
   tickMs: number;
   logger: Logger;
   onError?: (err: unknown) => void;
-}): SchedulerTick {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
+}): Repeating {
   const tick = async () => {
     try {
       const due = await claimDue(o.db, o.wanted(), TICK_LIMIT, (d) => enqueueDue(o.queues, d));
@@ -96,18 +90,5 @@ export function startSchedulerTick(o: {
       else o.logger.warn({ err: (err as Error).message }, "scheduler tick failed; the next tick tries again");
     }
   };
-  const loop = () => {
-    if (stopped) return;
-    running = tick().finally(() => {
-      if (!stopped) timer = setTimeout(loop, o.tickMs);
-    });
-  };
-  loop();
-  return {
-    stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
+  return repeatEvery(o.tickMs, tick, { now: true });
 }

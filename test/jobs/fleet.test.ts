@@ -186,6 +186,23 @@ describe(`a fleet of ${FLEET} accounts on one IP`, () => {
     expect(stoppedBefore.removed).toBeGreaterThan(0);
   }, 180_000);
 
+  it("keeps syncing through `accounts rekey`, on the master key it started with", async () => {
+    const next = generateMasterKeyHex();
+    const r = await runCli(["accounts", "rekey"], { ...env, LEDGER_SYNC_NEW_MASTER_KEY: next });
+    expect(r.code, r.stderr).toBe(0);
+    const logged = worker.output().length;
+    const picked = [0, 5, REGISTERED - 2];
+    for (const i of picked) sandbox.appendFleetBills(i, 1);
+    await waitFor(
+      "bills stored after the rekey",
+      async () => (await exactAccounts(picked)).length === picked.length,
+      4 * BILLS_INTERVAL_MS,
+      500,
+    );
+    // The worker holds the credentials it opened: no warning about the rows it can no longer open.
+    expect(worker.output().slice(logged)).not.toMatch(/could not re-read the accounts|cannot be opened/);
+  }, 120_000);
+
   it("keeps every secret out of the logs, /metrics and a dump", async () => {
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const dump = await dumpText(database.url);

@@ -2,7 +2,7 @@
 // before the accounts table existed) and the active accounts of the table, with their credentials
 // unsealed. One name in two places is refused: which credentials to use would be a guess.
 import { loadAccounts, type AccountConfig } from "../../config/accounts.ts";
-import { ConfigError, type Config } from "../../config/index.ts";
+import { ConfigError, type Config, type ExchangeCredentials } from "../../config/index.ts";
 import { requireMasterKey, type MasterKey } from "../../config/master-key.ts";
 import { unseal, WrongMasterKeyError } from "../../config/sealed-credentials.ts";
 import type { Db } from "../prisma.ts";
@@ -33,13 +33,13 @@ async function registeredRows(db: Db): Promise<SealedAccount[]> {
   }
 }
 
-/** The table account as the streams take it. */
-export function tableAccount(config: Config, a: SealedAccount, master: MasterKey): AccountConfig {
+/** The table account as the streams take it, with its (unsealed) credentials. */
+export function tableAccount(config: Config, a: SealedAccount, credentials: ExchangeCredentials): AccountConfig {
   return {
     name: a.name,
     coinIds: a.coinIds,
     backfillFromMs: a.backfillFromMs ?? config.backfillFromMs,
-    credentials: unseal(master, a.name, a.sealed),
+    credentials,
     billsSource: a.billsSource ?? config.billsSource,
     origin: "table",
     uid: a.uid,
@@ -56,22 +56,36 @@ export function masterKeyFor(rows: SealedAccount[], env: NodeJS.ProcessEnv): Mas
 /** A wrong master key is a configuration error (exit 2); the message names the variable. */
 export function openAccount(config: Config, a: SealedAccount, master: MasterKey): AccountConfig {
   try {
-    return tableAccount(config, a, master);
+    return tableAccount(config, a, unseal(master, a.name, a.sealed));
   } catch (err) {
     if (err instanceof WrongMasterKeyError) throw new ConfigError(err.message);
     throw err;
   }
 }
 
+/**
+ * `known`: the accounts a running worker holds. Their credentials are reused while the row's
+ * credentials_version is unchanged, so a worker keeps syncing through `accounts rekey` (its master
+ * key may be the old one), and a row it cannot open is reported in `unreadable` instead of failing
+ * the whole read. Without `known` (a command, a worker's boot) a wrong master key is a ConfigError.
+ */
 export async function loadAccountDirectory(
   config: Config,
   db: Db,
   env: NodeJS.ProcessEnv = process.env,
+  known?: ReadonlyMap<string, AccountConfig>,
 ): Promise<AccountDirectory> {
   const configured = configuredAccounts(config, env);
   const rows = await registeredRows(db);
   const active = rows.filter((r) => r.status === "active");
-  const master = masterKeyFor(active, env);
+  const reusable = (r: SealedAccount) => {
+    const k = known?.get(r.name);
+    return k?.origin === "table" && k.credentialsVersion === r.credentialsVersion ? k : undefined;
+  };
+  const master = masterKeyFor(
+    active.filter((r) => !reusable(r)),
+    env,
+  );
   const directory: AccountDirectory = {
     accounts: [...configured],
     disabled: rows.filter((r) => r.status === "disabled").map((r) => r.name),
@@ -87,10 +101,15 @@ export async function loadAccountDirectory(
       );
   }
   for (const r of active) {
+    const held = reusable(r);
+    if (held) {
+      directory.accounts.push(tableAccount(config, r, held.credentials));
+      continue;
+    }
     try {
       directory.accounts.push(openAccount(config, r, master!));
     } catch (err) {
-      if (err instanceof ConfigError) throw err;
+      if (err instanceof ConfigError && known === undefined) throw err;
       directory.unreadable.push({ account: r.name, error: err as Error });
     }
   }
