@@ -54,5 +54,7 @@ code { font-size: 12px; word-break: break-all; }
 .ok { color: #05612f; font-weight: 600; } .bad { color: #a40000; font-weight: 600; } .none { color: #666; }
 .chart { margin: .4em 0 1em; max-width: 1100px; }
 form.range { display: flex; gap: 1em; align-items: center; margin: .5em 0 1em; } form.range span { color: #666; }
+form.filter { display: flex; gap: 1em; align-items: center; margin: .5em 0; }
+nav.pages { margin: .5em 0 1em; } nav.pages a, nav.pages span { margin-right: .8em; }
 footer { margin-top: 3em; color: #777; font-size: 12px; }
 `;

@@ -1,7 +1,7 @@
 // The console's routes, mounted under /console (by `ledger-sync console`, and by the worker on its
 // ops port when CONSOLE_ENABLED=true). Every route only reads (SELECT), through the connection of
 // console-db.ts, so the grant-readonly role is all the console needs:
-//   GET /                                   accounts
+//   GET /                                   accounts, failing first, then by lag (?q=&state=&page=)
 //   GET /accounts/:account                  streams, verify and its open breaks, closed periods, quarantine, coins
 //   GET /accounts/:account/coins/:coin      balance and daily charts, daily figures (?from=&to=, UTC days)
 //   GET /api/accounts/:account/coins/:coin/balance   the downsampled balance as JSON (?from=&to=&points=)
@@ -9,11 +9,14 @@
 import { Router, type Request } from "express";
 import type { OpsLogger } from "../ops/http-server.ts";
 import { listClosedPeriods } from "../periods/list-closes.ts";
+import { readFleet } from "../store/accounts/overview.ts";
 import type { Db } from "../store/prisma.ts";
 import type { ConsoleAccess } from "./access.ts";
+import { accountsQuery, PAGE_SIZE } from "./accounts-query.ts";
 import { assetRouter } from "./assets.ts";
 import { consoleAuth } from "./auth.ts";
 import { dayRange, maxPoints } from "./day-range.ts";
+import { fleetSettingsFromEnv, type FleetSettings } from "./fleet-settings.ts";
 import { errorAnswer, notFound, securityHeaders, unknownPath } from "./headers.ts";
 import { accountPage } from "./html/account-page.ts";
 import { coinPage } from "./html/coin-page.ts";
@@ -22,7 +25,7 @@ import { readBalanceSeries } from "./read/balance-series.ts";
 import { readCoinBalances, type CoinBalance } from "./read/coins.ts";
 import { readDailyResults } from "./read/daily-results.ts";
 import { readQuarantine } from "./read/quarantine.ts";
-import { readAccountStreams, readOverview } from "./read/streams.ts";
+import { readAccountStreams } from "./read/streams.ts";
 import { readStoredVerify } from "./read/verify-report.ts";
 
 /** Where the console is mounted, by `ledger-sync console` and in the worker. */
@@ -36,6 +39,8 @@ export interface ConsoleRouterOptions {
   access: ConsoleAccess;
   logger: OpsLogger;
   now?: () => number;
+  /** Default: this process's HEALTH_MAX_SYNC_AGE_MS, EXCHANGE_HISTORY_DAYS and BILLS_INTERVAL_MS. */
+  fleet?: FleetSettings;
 }
 
 /** The route's :param as text (Express decodes it). */
@@ -44,24 +49,41 @@ const param = (req: Request, name: string) => String(req.params[name]);
 export function consoleRouter(o: ConsoleRouterOptions): Router {
   const { db } = o;
   const now = o.now ?? Date.now;
+  const settings = o.fleet ?? fleetSettingsFromEnv();
+  const fleetOptions = () => ({
+    nowMs: now(),
+    staleAfterMs: settings.staleAfterMs,
+    ...(settings.historyDays === undefined ? {} : { historyDays: settings.historyDays }),
+  });
   const router = Router();
   router.use(securityHeaders);
   router.use(consoleAuth(o.access));
   router.use(assetRouter());
 
+  // One query whatever the size of the fleet (store/accounts/overview.ts).
   router.get("/", async (req, res) => {
-    res.type("html").send(homePage(await readOverview(db), req.baseUrl, now()));
+    const query = accountsQuery(req.query);
+    const options = fleetOptions();
+    const fleet = await readFleet(db, {
+      ...options,
+      ...(query.search === undefined ? {} : { search: query.search }),
+      ...(query.state === undefined ? {} : { state: query.state }),
+      limit: PAGE_SIZE,
+      offset: (query.page - 1) * PAGE_SIZE,
+    });
+    res.type("html").send(homePage({ fleet, query, settings }, req.baseUrl, options.nowMs));
   });
 
   router.get("/accounts/:account", async (req, res) => {
     const account = param(req, "account");
-    const overview = await readOverview(db);
+    const fleet = await readFleet(db, { ...fleetOptions(), names: [account], limit: 1, offset: 0 });
     const coins = await readCoinBalances(db, account);
-    if (!overview.accounts.includes(account) && coins.length === 0)
+    if (fleet.accounts.length === 0 && coins.length === 0)
       throw notFound(`no account named ${JSON.stringify(account)} in this database`);
     const view = {
       account,
-      streams: await readAccountStreams(db, overview, account),
+      fleet: fleet.accounts[0] ?? null,
+      streams: await readAccountStreams(db, account),
       verify: await readStoredVerify(db, account),
       closes: await listClosedPeriods(db, account),
       quarantine: await readQuarantine(db, account),

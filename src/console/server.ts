@@ -8,6 +8,7 @@ import express from "express";
 import { urlHost, type OpsLogger } from "../ops/http-server.ts";
 import { consoleAccess } from "./access.ts";
 import { openConsoleDb } from "./console-db.ts";
+import type { FleetSettings } from "./fleet-settings.ts";
 import { securityHeaders, unknownPath } from "./headers.ts";
 import { CONSOLE_PATH, consoleRouter } from "./router.ts";
 
@@ -17,6 +18,8 @@ export interface ConsoleServerOptions {
   token: string | undefined;
   databaseUrl: string;
   logger: OpsLogger;
+  /** What the accounts page measures the fleet by (fleet-settings.ts); default: this process's environment. */
+  fleet?: FleetSettings;
 }
 
 export interface ConsoleServer {
@@ -32,7 +35,7 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
   const db = openConsoleDb(o.databaseUrl);
   const app = express();
   app.disable("x-powered-by");
-  app.use(CONSOLE_PATH, consoleRouter({ db, access, logger: o.logger }));
+  app.use(CONSOLE_PATH, consoleRouter({ db, access, logger: o.logger, ...(o.fleet ? { fleet: o.fleet } : {}) }));
   app.get("/", (_req, res) => res.redirect(302, `${CONSOLE_PATH}/`));
   app.use(securityHeaders, unknownPath);
   const server = createServer(app);

@@ -7,6 +7,7 @@ import type { Router } from "express";
 import type { OpsLogger } from "../ops/http-server.ts";
 import type { ConsoleAccess } from "./access.ts";
 import { openConsoleDb } from "./console-db.ts";
+import type { FleetSettings } from "./fleet-settings.ts";
 import { CONSOLE_PATH, consoleRouter } from "./router.ts";
 
 export interface WorkerConsole {
@@ -22,7 +23,9 @@ export function openWorkerConsole(
   access: ConsoleAccess,
   logger: OpsLogger,
   poolMax?: number,
+  fleet?: FleetSettings,
 ): WorkerConsole {
   const db = openConsoleDb(databaseUrl, poolMax);
-  return { path: CONSOLE_PATH, router: consoleRouter({ db, access, logger }), close: () => db.$disconnect() };
+  const router = consoleRouter({ db, access, logger, ...(fleet ? { fleet } : {}) });
+  return { path: CONSOLE_PATH, router, close: () => db.$disconnect() };
 }

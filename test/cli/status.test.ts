@@ -59,5 +59,16 @@ describe("ledger-sync status", () => {
     expect(out.streams[0]!.lastError).toMatch(/bills: exchange refused the request \(HTTP 400, code 40012\)/);
     expect(out.backfillWindowsDone).toEqual({ main: 1 });
     expect(job.id).toBeDefined();
+    // The fleet's list: failed jobs in the queues make the account failing.
+    const fleet = JSON.parse(res.stdout) as { accounts: Record<string, unknown>[] };
+    expect(fleet.accounts).toEqual([
+      expect.objectContaining({
+        account: "main",
+        state: "failing",
+        reasons: ["failed jobs"],
+        failedJobs: 1,
+        quarantined: 1,
+      }),
+    ]);
   });
 });

@@ -16,7 +16,7 @@ describe("configuration", () => {
     expect(c.accountName).toBe("default");
     expect(c.coinIds).toEqual([]);
     expect(c.lookbackMs).toBe(600_000);
-    expect(c.rateLimit).toEqual({ ipWeight: 500, uidWeight: 500, windowMs: 10_000 });
+    expect(c.rateLimit).toEqual({ ipWeight: 500, uidWeight: 500, windowMs: 10_000, backfillIpShare: 0.5 });
     expect(c.logLevel).toBe("info");
     // BACKFILL_FROM defaults to 90 days ago.
     expect(before - c.backfillFromMs).toBeGreaterThanOrEqual(90 * 86_400_000 - 1000);

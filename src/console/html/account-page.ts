@@ -1,21 +1,36 @@
-// An account's page: its streams (cursor, lag, last success, last error), the worker's last verify
-// with every open break, its closed periods, its quarantine with each record's exact text, and its
-// coins, each linking to the coin's charts.
+// An account's page: its state as the accounts page lists it, its streams (cursor, lag, last success,
+// last error), the worker's last verify with every open break, its closed periods, its quarantine
+// with each record's exact text, and its coins, each linking to the coin's charts.
 import type { ClosedPeriodListing } from "../../periods/list-closes.ts";
+import type { FleetAccount } from "../../store/accounts/overview.ts";
 import type { CoinBalance } from "../read/coins.ts";
 import type { AccountQuarantine } from "../read/quarantine.ts";
 import { LAST_RUNS_SEARCHED, type AccountStreams } from "../read/streams.ts";
 import type { StoredVerify } from "../read/verify-report.ts";
 import { badge, link, pre, table, page, esc, type Cell } from "./layout.ts";
-import { iso, lagText, verifyBadge } from "./words.ts";
+import { historyLeft, iso, lagText, requestsText, stateBadge, verifyBadge } from "./words.ts";
 
 export interface AccountView {
   account: string;
+  /** Its row of the accounts page (null: known by its bills only). */
+  fleet: FleetAccount | null;
   streams: AccountStreams;
   verify: StoredVerify | null;
   closes: ClosedPeriodListing[];
   quarantine: AccountQuarantine;
   coins: CoinBalance[];
+}
+
+function stateSection(a: FleetAccount | null): string {
+  if (!a) return "";
+  const source = a.historySource === "exchange" ? "as learnt from it" : "per EXCHANGE_HISTORY_DAYS";
+  const history = a.historySource === null ? "" : ` (the exchange keeps ${a.historyDays!.toFixed(1)} days, ${source})`;
+  const runs = a.runsAveraged === 0 ? "no bills run finished yet" : `over its last ${a.runsAveraged} bills runs`;
+  const state = stateBadge(a.state, a.reasons).html;
+  const left = historyLeft(a.historyDaysLeft).html;
+  const requests = esc(`${requestsText(a.requestsPerRun)} (${runs})`);
+  const parts = [`State: ${state}`, `History left: ${left}${esc(history)}`, `Requests per bills run: ${requests}`];
+  return `<p id="state">${parts.join(". ")}.</p>`;
 }
 
 function streamsSection(s: AccountStreams, now: number): string {
@@ -105,6 +120,7 @@ ${table(["coin (charts)", "latest balance", "as of", "bill id"], rows, "coins")}
 
 export function accountPage(v: AccountView, base: string, now: number): string {
   const body = [
+    stateSection(v.fleet),
     streamsSection(v.streams, now),
     coinsSection(v.account, v.coins, base),
     verifySection(v.verify),

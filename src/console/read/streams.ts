@@ -1,10 +1,10 @@
-// What the console shows of each account's streams: what `ledger-sync status` reads (the bookmark,
-// when it last moved, quarantine counts, cross-checks: store/status.ts), plus each stream's last
-// failed run with its error from sync_runs. `status` takes the last error from the failed jobs in
-// Redis; the console reads only PostgreSQL, so that the grant-readonly role is all it needs.
+// What the console shows of an account's streams: what `ledger-sync status` reads (the bookmark,
+// when it last moved, quarantine counts, cross-checks: store/status.ts), of that account only, plus
+// each stream's last failed run with its error from sync_runs. `status` takes the last error from
+// the failed jobs in Redis; the console reads only PostgreSQL, so that the grant-readonly role is
+// all it needs.
 import type { Db } from "../../store/prisma.ts";
 import { readStoreStatus, type StoreStatus, type StreamStatus } from "../../store/status.ts";
-import { readVerifyStatus, type VerifyStatus } from "../../verify/verify-status.ts";
 
 export interface LastError {
   at: Date;
@@ -18,33 +18,15 @@ export interface AccountStreams {
   crossCheck: StoreStatus["crossChecks"][number] | null;
 }
 
-export interface Overview {
-  store: StoreStatus;
-  verify: VerifyStatus[];
-  /** Every account with a cursor, a verify run or quarantined records, sorted. */
-  accounts: string[];
-}
-
-export async function readOverview(db: Db): Promise<Overview> {
-  const store = await readStoreStatus(db);
-  const verify = await readVerifyStatus(db);
-  const accounts = new Set([
-    ...store.streams.map((s) => s.account),
-    ...Object.keys(store.backfillWindows),
-    ...Object.keys(store.quarantined),
-    ...verify.map((v) => v.account),
-  ]);
-  return { store, verify, accounts: [...accounts].sort() };
-}
-
 /** A stream's last error is looked for among its newest runs, at most this many (a week of minute runs). */
 export const LAST_RUNS_SEARCHED = 10_000;
 
 /** sync_runs names a run by its stream without the coin: "snapshots:2" runs as "snapshots". */
 const runStream = (stream: string) => stream.split(":")[0]!;
 
-export async function readAccountStreams(db: Db, overview: Overview, account: string): Promise<AccountStreams> {
-  const streams = overview.store.streams.filter((s) => s.account === account);
+export async function readAccountStreams(db: Db, account: string): Promise<AccountStreams> {
+  const store = await readStoreStatus(db, [account]);
+  const streams = store.streams;
   const runStreams = [...new Set(streams.map((s) => runStream(s.stream)))];
   // Each stream's newest runs down the (account_name, stream, started_at) index: the search stops
   // at its last failure, and never reads more than LAST_RUNS_SEARCHED runs of a stream that has
@@ -67,8 +49,8 @@ export async function readAccountStreams(db: Db, overview: Overview, account: st
   );
   return {
     streams: streams.map((s) => ({ ...s, lastError: lastError.get(runStream(s.stream)) ?? null })),
-    backfillWindows: overview.store.backfillWindows[account] ?? 0,
-    quarantined: overview.store.quarantined[account] ?? 0,
-    crossCheck: overview.store.crossChecks.find((c) => c.account === account) ?? null,
+    backfillWindows: store.backfillWindows[account] ?? 0,
+    quarantined: store.quarantined[account] ?? 0,
+    crossCheck: store.crossChecks[0] ?? null,
   };
 }
