@@ -3,6 +3,7 @@
 // (PostgreSQL away, a master key that no longer opens the rows) keeps the accounts it has.
 import type { Config } from "../config/index.ts";
 import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import { loadAccountDirectory } from "../store/accounts/directory.ts";
 import type { Db } from "../store/prisma.ts";
 import type { AccountClients } from "./account-clients.ts";
@@ -14,6 +15,8 @@ export function watchAccounts(o: {
   clients: AccountClients;
   logger: Logger;
   everyMs: number;
+  /** An account that left (removed or disabled) leaves /metrics too. */
+  metrics?: Pick<Metrics, "forgetAccount">;
   /** Told of a failed read (e.g. an outage log); by default it is a warning. */
   onError?: (err: unknown) => void;
 }): Repeating {
@@ -24,6 +27,7 @@ export function watchAccounts(o: {
       const held = new Map([...o.clients.runtimes].map(([name, rt]) => [name, rt.account]));
       const directory = await loadAccountDirectory(o.config, o.db, process.env, held);
       const changes = o.clients.update(directory.accounts);
+      for (const name of changes.removed) o.metrics?.forgetAccount(name);
       if (changes.added.length + changes.removed.length + changes.changed.length > 0)
         logger.info({ ...changes, accounts: o.clients.runtimes.size }, "accounts changed");
       const unreadable = directory.unreadable.map((u) => u.error.message).join("\n");

@@ -16,6 +16,7 @@ import type { Logger } from "../log/logger.ts";
 import { OutageLog } from "../log/outage-log.ts";
 import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../ops/health.ts";
 import { OPS_DEFAULT_HOST, startOpsServer } from "../ops/http-server.ts";
+import { refreshFleetGauges } from "../ops/fleet-gauges.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createLockSession } from "../store/lock-session.ts";
 import { loadAccountDirectory } from "../store/accounts/directory.ts";
@@ -212,8 +213,20 @@ async function boot(
     bullBoard: config.worker.bullBoard,
     // The ops port has no authentication: the board shows, it does not act.
     bullBoardReadOnly: true,
+    // Queue depths from Redis, the fleet gauges from PostgreSQL (one query). A failed read of
+    // PostgreSQL is the outage log's to report (once per outage); the fleet gauges go absent.
     beforeScrape: async () => {
-      await metrics.refreshQueueDepths(Object.values(queues));
+      const fleet = refreshFleetGauges(metrics, db, {
+        names: current().map((a) => a.name),
+        staleAfterMs: config.worker.healthMaxSyncAgeMs,
+        billsIntervalMs: config.worker.billsIntervalMs,
+        historyDaysDefault: config.exchange.limits.historyDays,
+      }).catch((err: unknown) => {
+        const outage = outageOf(err);
+        if (outage) outage.failed(err as Error);
+        else logger.warn({ err: (err as Error).message }, "could not read the fleet's health for /metrics");
+      });
+      await Promise.all([metrics.refreshQueueDepths(Object.values(queues)), fleet]);
     },
     health: () =>
       checkHealth({
@@ -250,6 +263,7 @@ async function boot(
     config,
     db,
     clients,
+    metrics,
     logger,
     everyMs: config.worker.accountsRefreshMs,
     onError: failedWith("could not re-read the accounts; keeping the current ones"),

@@ -1,8 +1,13 @@
 // Prometheus metrics of the worker: one registry per Metrics instance (never prom-client's global
 // default, so tests and several workers in one process do not collide), every series prefixed
 // `ledger_sync_`, and typed methods so call sites cannot misspell a label.
+// A thousand accounts must not make /metrics a thousand times larger: each account has at most
+// SERIES_PER_ACCOUNT series, histograms have no account label, and forgetAccount drops an account's
+// series when it leaves. See docs/design/fleet-metrics.md.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ExchangeFacts } from "../store/exchange-profiles.ts";
+import type { AccountState } from "../store/fleet-health.ts";
+import { CHECKS } from "../verify/report.ts";
 
 export const METRIC_PREFIX = "ledger_sync_";
 
@@ -21,15 +26,44 @@ export interface QueueCounts {
 }
 
 /** The `fact` label of exchange_fact: one series per fact learnt about the exchange. */
-export type ExchangeFactName =
-  | "page_size"
-  | "page_size_capped"
-  | "max_span_seconds"
-  | "history_days"
-  | "filter_offset_seconds"
-  | "start_inclusive"
-  | "end_inclusive"
-  | "has_next_page_trusted";
+export const EXCHANGE_FACT_NAMES = [
+  "page_size",
+  "page_size_capped",
+  "max_span_seconds",
+  "history_days",
+  "filter_offset_seconds",
+  "start_inclusive",
+  "end_inclusive",
+  "has_next_page_trusted",
+] as const;
+export type ExchangeFactName = (typeof EXCHANGE_FACT_NAMES)[number];
+
+/**
+ * The `check` label of verify_failures: the checks a verify report names. A check not listed is
+ * counted under "other", so that the series of an account stay a fixed few.
+ */
+export const VERIFY_CHECK_LABELS: readonly string[] = [...CHECKS, "history-start", "other"];
+
+/** The `stream` label of sync_lag_seconds and last_success_timestamp_seconds. */
+export const STREAM_LABELS = ["bills", "snapshots"] as const;
+
+/**
+ * The most series one account can have on /metrics (test/ops/fleet-series.test.ts holds the worker
+ * to it): 3 counters, 3 uid weight gauges, lag and last success per stream, 5 books gauges,
+ * verify_failures per check, exchange_fact per fact, and 2 history gauges.
+ */
+export const SERIES_PER_ACCOUNT =
+  3 + 3 + 2 * STREAM_LABELS.length + 5 + VERIFY_CHECK_LABELS.length + EXCHANGE_FACT_NAMES.length + 2;
+
+/** What refreshFleetGauges (fleet-gauges.ts) sets at every scrape, read from PostgreSQL. */
+export interface FleetFigures {
+  accounts: Record<AccountState, number>;
+  schedulerLagSeconds: number;
+  /** BILLS_INTERVAL_MS, so that the scheduler-lag alert follows the configuration. */
+  billsIntervalSeconds: number;
+  /** Every account with a known history depth; the others get no history series. */
+  history: readonly { account: string; depthDays: number; daysLeft: number }[];
+}
 
 /**
  * The facts as gauge values; null where not learnt (or still at its starting value, as `status`
@@ -57,7 +91,7 @@ export interface MetricsOptions {
 
 const API_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const JOB_BUCKETS = [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600];
-/** Seconds: from the usual sync interval up to a day late. */
+/** Seconds: from the usual sync interval up to a day late. Fleet-wide: the quantiles are what matter. */
 const LATENESS_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 21_600, 86_400];
 
 export class Metrics {
@@ -66,7 +100,7 @@ export class Metrics {
 
   private readonly billsWrittenTotal: Counter<"account">;
   private readonly billRevisionsTotal: Counter<"account">;
-  private readonly pagesFetchedTotal: Counter<"account" | "endpoint">;
+  private readonly pagesFetchedTotal: Counter<"endpoint">;
   private readonly apiRequestDuration: Histogram<"endpoint" | "status">;
   private readonly apiRateLimitedTotal: Counter<"account">;
   private readonly weightUsed: Gauge<"budget" | "scope">;
@@ -76,7 +110,7 @@ export class Metrics {
   private readonly lastSuccessTimestamp: Gauge<"account" | "stream">;
   private readonly jobFailuresTotal: Counter<"queue" | "job_name">;
   private readonly jobDuration: Histogram<"queue" | "job_name" | "outcome">;
-  private readonly billLatenessSeconds: Histogram<"account">;
+  private readonly billLatenessSeconds: Histogram;
   private readonly breaksHealedTotal: Counter<"account">;
   private readonly breaksOpenGauge: Gauge<"account">;
   private readonly closedPeriodsChangedGauge: Gauge<"account">;
@@ -85,6 +119,14 @@ export class Metrics {
   private readonly verifyFailures: Gauge<"account" | "check">;
   private readonly verifyLastRun: Gauge<"account">;
   private readonly exchangeFact: Gauge<"account" | "fact">;
+  private readonly accountsByState: Gauge<"state">;
+  private readonly schedulerLagSeconds: Gauge;
+  private readonly billsIntervalSeconds: Gauge;
+  private readonly historyDaysLeft: Gauge<"account">;
+  private readonly historyDepthDays: Gauge<"account">;
+  private readonly historyDaysLeftMin: Gauge;
+  /** Stream labels used so far: forgetAccount removes (account, stream) series by their full labels. */
+  private readonly streams = new Set<string>(STREAM_LABELS);
 
   constructor(options: MetricsOptions = {}) {
     this.registry = new Registry();
@@ -106,8 +148,8 @@ export class Metrics {
     });
     this.pagesFetchedTotal = new Counter({
       name: `${p}pages_fetched_total`,
-      help: "Pages fetched from the exchange.",
-      labelNames: ["account", "endpoint"],
+      help: "Pages fetched from the exchange, all accounts together.",
+      labelNames: ["endpoint"],
       registers,
     });
     this.apiRequestDuration = new Histogram({
@@ -161,8 +203,10 @@ export class Metrics {
     });
     this.billLatenessSeconds = new Histogram({
       name: `${p}bill_lateness_seconds`,
-      help: "How long after its creation a bill an incremental sync added was first stored (first_seen_at - created_at). Its high quantiles, less BILLS_INTERVAL_MS, are how late the exchange files bills: SYNC_LOOKBACK_MS must exceed that.",
-      labelNames: ["account"],
+      help:
+        "How long after its creation a bill an incremental sync added was first stored " +
+        "(first_seen_at - created_at), all accounts together. Its high quantiles, less BILLS_INTERVAL_MS, " +
+        "are how late the exchange files bills: SYNC_LOOKBACK_MS must exceed that.",
       buckets: LATENESS_BUCKETS,
       registers,
     });
@@ -205,7 +249,9 @@ export class Metrics {
     });
     this.verifyFailures = new Gauge({
       name: `${p}verify_failures`,
-      help: "Failures the last verify found, per check (balance-continuity: breaks; others: failing subjects). 0 when the check passes.",
+      help:
+        "Failures the last verify found, per check (balance-continuity: breaks; others: failing subjects). " +
+        "0 when the check passes; checks without a label of their own count under other.",
       labelNames: ["account", "check"],
       registers,
     });
@@ -221,6 +267,51 @@ export class Metrics {
       labelNames: ["account", "fact"],
       registers,
     });
+    this.accountsByState = new Gauge({
+      name: `${p}accounts`,
+      help:
+        "Accounts by state, from PostgreSQL at scrape time: fresh; stale (bills cursor behind by over " +
+        "HEALTH_MAX_SYNC_AGE_MS); failing (never synced, or the last verify failed); disabled.",
+      labelNames: ["state"],
+      registers,
+    });
+    this.schedulerLagSeconds = new Gauge({
+      name: `${p}scheduler_lag_seconds`,
+      help:
+        "How late the stalest due bills item of the fleet's schedule is (0: nothing overdue), " +
+        "from PostgreSQL at scrape time.",
+      registers,
+    });
+    this.billsIntervalSeconds = new Gauge({
+      name: `${p}bills_interval_seconds`,
+      help: "BILLS_INTERVAL_MS in seconds: how often each account's bills are due.",
+      registers,
+    });
+    this.historyDaysLeft = new Gauge({
+      name: `${p}history_days_left`,
+      help:
+        "Days until the exchange deletes the account's oldest bills not yet fetched: history depth less " +
+        "the age of the bills cursor. Absent when the depth is not known.",
+      labelNames: ["account"],
+      registers,
+    });
+    this.historyDepthDays = new Gauge({
+      name: `${p}history_depth_days`,
+      help:
+        "How many days of bills the exchange keeps for the account: learnt (exchange_profiles), " +
+        "else EXCHANGE_HISTORY_DAYS.",
+      labelNames: ["account"],
+      registers,
+    });
+    this.historyDaysLeftMin = new Gauge({
+      name: `${p}history_days_left_min`,
+      help: "The smallest history_days_left of the fleet. Absent when no account's depth is known.",
+      registers,
+    });
+    // Gauges without labels read 0 until set: absent says "not measured" instead.
+    this.schedulerLagSeconds.remove();
+    this.billsIntervalSeconds.remove();
+    this.historyDaysLeftMin.remove();
   }
 
   /** New bills inserted (0 is fine: it makes the series exist). */
@@ -228,9 +319,9 @@ export class Metrics {
     this.billsWrittenTotal.inc({ account }, n);
   }
 
-  /** Lateness (ms) of bills an incremental sync added: bill_lateness_seconds. */
-  billLateness(account: string, latenessMs: number[]): void {
-    for (const ms of latenessMs) this.billLatenessSeconds.observe({ account }, Math.max(0, ms) / 1000);
+  /** Lateness (ms) of bills an incremental sync added: bill_lateness_seconds, fleet-wide. */
+  billLateness(_account: string, latenessMs: number[]): void {
+    for (const ms of latenessMs) this.billLatenessSeconds.observe(Math.max(0, ms) / 1000);
   }
 
   breaksHealed(account: string, n: number): void {
@@ -249,8 +340,9 @@ export class Metrics {
     this.billRevisionsTotal.inc({ account }, n);
   }
 
-  pagesFetched(account: string, endpoint: string, n = 1): void {
-    this.pagesFetchedTotal.inc({ account, endpoint }, n);
+  /** Fleet-wide: api_request_duration_seconds and the job metrics say the rest. */
+  pagesFetched(_account: string, endpoint: string, n = 1): void {
+    this.pagesFetchedTotal.inc({ endpoint }, n);
   }
 
   /** One exchange request: `status` is the HTTP status (number or string) or "error". */
@@ -270,6 +362,7 @@ export class Metrics {
   }
 
   syncLag(account: string, stream: string, seconds: number): void {
+    this.streams.add(stream);
     this.syncLagSeconds.set({ account, stream }, seconds);
   }
 
@@ -279,12 +372,26 @@ export class Metrics {
   }
 
   success(account: string, stream: string, at: Date = new Date()): void {
+    this.streams.add(stream);
     this.lastSuccessTimestamp.set({ account, stream }, at.getTime() / 1000);
   }
 
-  /** The last verify of an account: failures per check (every check reported, so passes read 0). */
+  /**
+   * The last verify of an account: failures per check (every check reported, so passes read 0).
+   * Checks without a label of their own are summed under "other"; a check the report no longer
+   * names loses its series rather than keep an old count.
+   */
   verified(account: string, failuresByCheck: Record<string, number>, at: Date = new Date()): void {
-    for (const [check, n] of Object.entries(failuresByCheck)) this.verifyFailures.set({ account, check }, n);
+    const byLabel = new Map<string, number>();
+    for (const [check, n] of Object.entries(failuresByCheck)) {
+      const label = check !== "other" && VERIFY_CHECK_LABELS.includes(check) ? check : "other";
+      byLabel.set(label, (byLabel.get(label) ?? 0) + n);
+    }
+    for (const check of VERIFY_CHECK_LABELS) {
+      const n = byLabel.get(check);
+      if (n === undefined || (check === "other" && n === 0)) this.verifyFailures.remove({ account, check });
+      else this.verifyFailures.set({ account, check }, n);
+    }
     this.verifyLastRun.set({ account }, at.getTime() / 1000);
   }
 
@@ -308,6 +415,66 @@ export class Metrics {
 
   quarantined(account: string, n: number): void {
     this.quarantinedRecords.set({ account }, n);
+  }
+
+  /**
+   * The fleet gauges, read from PostgreSQL at scrape time (fleet-gauges.ts). The history series
+   * are replaced as a whole, so an account that left the fleet leaves them too.
+   */
+  fleet(f: FleetFigures): void {
+    for (const [state, n] of Object.entries(f.accounts)) this.accountsByState.set({ state }, n);
+    this.schedulerLagSeconds.set(f.schedulerLagSeconds);
+    this.billsIntervalSeconds.set(f.billsIntervalSeconds);
+    this.historyDaysLeft.reset();
+    this.historyDepthDays.reset();
+    for (const h of f.history) {
+      this.historyDaysLeft.set({ account: h.account }, h.daysLeft);
+      this.historyDepthDays.set({ account: h.account }, h.depthDays);
+    }
+    const min = f.history.reduce((m, h) => Math.min(m, h.daysLeft), Infinity);
+    if (min === Infinity) this.historyDaysLeftMin.remove();
+    else this.historyDaysLeftMin.set(min);
+  }
+
+  /**
+   * The fleet gauges go absent: figures PostgreSQL could not give are not served as if current
+   * (the stale-stream alert then counts bills from the workers' own success times instead).
+   */
+  clearFleet(): void {
+    this.accountsByState.reset();
+    this.schedulerLagSeconds.remove();
+    this.historyDaysLeft.reset();
+    this.historyDepthDays.reset();
+    this.historyDaysLeftMin.remove();
+  }
+
+  /**
+   * Removes every series labelled with the account (and its uid weight budget): an account removed
+   * or disabled while the worker runs must not linger on /metrics. prom-client removes a series by
+   * its full label set only, so each second label's values are named here.
+   */
+  forgetAccount(account: string): void {
+    const byAccount = [
+      this.billsWrittenTotal,
+      this.billRevisionsTotal,
+      this.apiRateLimitedTotal,
+      this.breaksHealedTotal,
+      this.breaksOpenGauge,
+      this.closedPeriodsChangedGauge,
+      this.quarantinedRecords,
+      this.verifyLastRun,
+      this.historyDaysLeft,
+      this.historyDepthDays,
+    ];
+    for (const m of byAccount) m.remove({ account });
+    for (const stream of this.streams) {
+      this.syncLagSeconds.remove({ account, stream });
+      this.lastSuccessTimestamp.remove({ account, stream });
+    }
+    for (const check of VERIFY_CHECK_LABELS) this.verifyFailures.remove({ account, check });
+    for (const fact of EXCHANGE_FACT_NAMES) this.exchangeFact.remove({ account, fact });
+    for (const m of [this.weightUsed, this.weightBudget, this.weightAllowance])
+      m.remove({ budget: "uid", scope: account });
   }
 
   /** Sets queue_jobs for every state of every queue from bullmq's getJobCounts (a beforeScrape hook). */

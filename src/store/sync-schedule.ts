@@ -103,11 +103,3 @@ export async function claimDue(
     { timeout: 60_000, maxWait: 30_000 },
   );
 }
-
-/** How far behind the stalest due item is (ms; 0 when nothing is overdue): the scheduler's lag. */
-export async function schedulerLagMs(db: Db): Promise<number> {
-  const [r] = await db.$queryRawUnsafe<{ lag: number | null }[]>(
-    "SELECT (extract(epoch FROM now() - min(due_at)) * 1000)::float8 AS lag FROM sync_schedule WHERE due_at <= now()",
-  );
-  return Math.max(0, Math.round(r?.lag ?? 0));
-}

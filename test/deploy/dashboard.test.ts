@@ -125,6 +125,12 @@ describe("deploy/grafana/ledger-sync.json", () => {
     }
   });
 
+  it("keeps fleet-wide series fleet-wide: no query asks them by account", () => {
+    for (const { panel, target } of targets)
+      if (/ledger_sync_(pages_fetched_total|bill_lateness_seconds_bucket)/.test(target.expr))
+        expect(target.expr, panel.title).not.toMatch(/account/);
+  });
+
   it("has a panel for each thing an operator watches", () => {
     const all = targets.map((t) => t.target.expr).join("\n");
     for (const series of [
@@ -145,6 +151,11 @@ describe("deploy/grafana/ledger-sync.json", () => {
       "ledger_sync_job_failures_total",
       "ledger_sync_job_duration_seconds_bucket",
       "ledger_sync_queue_jobs",
+      "ledger_sync_accounts",
+      "ledger_sync_scheduler_lag_seconds",
+      "ledger_sync_bills_interval_seconds",
+      "ledger_sync_history_days_left",
+      "ledger_sync_history_days_left_min",
     ])
       expect(all, series).toMatch(new RegExp(`(?<![\\w:])${series}(?![\\w:])`));
   });

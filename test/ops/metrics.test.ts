@@ -5,43 +5,7 @@ import { startOpsServer, type OpsServer } from "../../src/ops/http-server.ts";
 import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
 import { NO_FACTS } from "../../src/store/exchange-profiles.ts";
 import { LEARNT_FACTS } from "../support/exchange-facts.ts";
-
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-function parseExposition(text: string): { samples: Sample[]; types: Map<string, string> } {
-  const samples: Sample[] = [];
-  const types = new Map<string, string>();
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
-    if (type) {
-      types.set(type[1]!, type[2]!);
-      continue;
-    }
-    if (line.startsWith("#")) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/.exec(line);
-    if (!m) throw new Error(`unparseable exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
-  }
-  return { samples, types };
-}
-
-function find(samples: Sample[], name: string, labels: Record<string, string>): Sample[] {
-  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-}
-
-function value(samples: Sample[], name: string, labels: Record<string, string>): number {
-  const found = find(samples, name, labels);
-  if (found.length !== 1)
-    throw new Error(`expected one sample of ${name} ${JSON.stringify(labels)}, found ${found.length}`);
-  return found[0]!.value;
-}
+import { find, parseExposition, value } from "./exposition.ts";
 
 describe("/metrics", () => {
   let metrics: Metrics;
@@ -96,6 +60,15 @@ describe("/metrics", () => {
     metrics.closedPeriodsChanged("main", 1);
     metrics.verified("main", { "balance-continuity": 2, quarantine: 0 }, new Date("2026-01-02T03:04:06.000Z"));
     metrics.exchangeFacts("main", { ...NO_FACTS, pageSize: 100 });
+    metrics.fleet({
+      accounts: { fresh: 3, stale: 1, failing: 2, disabled: 4 },
+      schedulerLagSeconds: 1.5,
+      billsIntervalSeconds: 60,
+      history: [
+        { account: "main", depthDays: 90, daysLeft: 89.5 },
+        { account: "old", depthDays: 30, daysLeft: 12 },
+      ],
+    });
 
     const res = await fetch(`${server.url}/metrics`);
     expect(res.status).toBe(200);
@@ -105,12 +78,15 @@ describe("/metrics", () => {
 
     expect(value(samples, `${p}bills_written_total`, { account: "main" })).toBe(7);
     expect(value(samples, `${p}bill_revisions_total`, { account: "main" })).toBe(2);
-    expect(value(samples, `${p}pages_fetched_total`, { account: "main", endpoint: "bills" })).toBe(3);
-    expect(value(samples, `${p}bill_lateness_seconds_count`, { account: "main" })).toBe(2);
+    // Fleet-wide: no account label (docs/design/fleet-metrics.md).
+    expect(value(samples, `${p}pages_fetched_total`, { endpoint: "bills" })).toBe(3);
+    expect(find(samples, `${p}pages_fetched_total`, {})[0]!.labels).toEqual({ endpoint: "bills" });
+    expect(value(samples, `${p}bill_lateness_seconds_count`, {})).toBe(2);
+    expect(value(samples, `${p}bill_lateness_seconds_bucket`, { le: "5" })).toBe(1);
+    expect(value(samples, `${p}bill_lateness_seconds_bucket`, { le: "300" })).toBe(2);
+    expect(find(samples, `${p}bill_lateness_seconds_count`, {})[0]!.labels).toEqual({});
     expect(value(samples, `${p}breaks_healed_total`, { account: "main" })).toBe(2);
     expect(value(samples, `${p}breaks_open`, { account: "main" })).toBe(1);
-    expect(value(samples, `${p}bill_lateness_seconds_bucket`, { account: "main", le: "5" })).toBe(1);
-    expect(value(samples, `${p}bill_lateness_seconds_bucket`, { account: "main", le: "300" })).toBe(2);
 
     const bill = { endpoint: "/api/v2/mix/account/bill" };
     expect(value(samples, `${p}api_request_duration_seconds_count`, { ...bill, status: "200" })).toBe(1);
@@ -157,6 +133,15 @@ describe("/metrics", () => {
       Date.parse("2026-01-02T03:04:06.000Z") / 1000,
     );
     expect(value(samples, `${p}exchange_fact`, { account: "main", fact: "page_size" })).toBe(100);
+    expect(value(samples, `${p}accounts`, { state: "fresh" })).toBe(3);
+    expect(value(samples, `${p}accounts`, { state: "stale" })).toBe(1);
+    expect(value(samples, `${p}accounts`, { state: "failing" })).toBe(2);
+    expect(value(samples, `${p}accounts`, { state: "disabled" })).toBe(4);
+    expect(value(samples, `${p}scheduler_lag_seconds`, {})).toBe(1.5);
+    expect(value(samples, `${p}bills_interval_seconds`, {})).toBe(60);
+    expect(value(samples, `${p}history_days_left`, { account: "main" })).toBe(89.5);
+    expect(value(samples, `${p}history_depth_days`, { account: "old" })).toBe(30);
+    expect(value(samples, `${p}history_days_left_min`, {})).toBe(12);
 
     // The beforeScrape hook ran before the registry was read.
     expect(value(samples, `${p}queue_jobs`, { queue: "bills", state: "waiting" })).toBe(scrapes * 10);
@@ -185,6 +170,12 @@ describe("/metrics", () => {
       [`${p}verify_failures`]: "gauge",
       [`${p}verify_last_run_timestamp_seconds`]: "gauge",
       [`${p}exchange_fact`]: "gauge",
+      [`${p}accounts`]: "gauge",
+      [`${p}scheduler_lag_seconds`]: "gauge",
+      [`${p}bills_interval_seconds`]: "gauge",
+      [`${p}history_days_left`]: "gauge",
+      [`${p}history_depth_days`]: "gauge",
+      [`${p}history_days_left_min`]: "gauge",
     });
     // Default process metrics, with our prefix; every series carries it.
     expect(types.has(`${p}process_cpu_user_seconds_total`)).toBe(true);
@@ -242,5 +233,42 @@ describe("/metrics", () => {
     expect(await facts("main")).toEqual({ page_size: 100, page_size_capped: 0, has_next_page_trusted: 0 });
     m.exchangeFacts("main", { ...NO_FACTS, hasNextPage: "absent" });
     expect(await facts("main")).toEqual({ has_next_page_trusted: 0 });
+  });
+});
+
+describe("verify_failures", () => {
+  it("keeps a label per known check, sums others under other, drops a check no longer reported", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const checks = async () => {
+      const { samples } = parseExposition(await m.registry.metrics());
+      return Object.fromEntries(
+        find(samples, "ledger_sync_verify_failures", { account: "a" }).map((s) => [s.labels.check, s.value]),
+      );
+    };
+    m.verified("a", { "balance-continuity": 0, "history-start": 1, "new-check": 2, "another-check": 1 });
+    expect(await checks()).toEqual({ "balance-continuity": 0, "history-start": 1, other: 3 });
+    m.verified("a", { "balance-continuity": 0, "new-check": 0 });
+    expect(await checks()).toEqual({ "balance-continuity": 0 });
+  });
+});
+
+describe("fleet gauges", () => {
+  it("replaces the history series as a whole; serves no unmeasured series before the first refresh", async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const names = async () => new Set(parseExposition(await m.registry.metrics()).samples.map((s) => s.name));
+    // Never refreshed: no figure rather than a 0 that reads as "no lag" or "no days left".
+    for (const n of ["scheduler_lag_seconds", "bills_interval_seconds", "history_days_left_min", "accounts"])
+      expect(await names()).not.toContain(`ledger_sync_${n}`);
+
+    const fleet = { accounts: { fresh: 1, stale: 0, failing: 0, disabled: 0 }, schedulerLagSeconds: 0 };
+    m.fleet({ ...fleet, billsIntervalSeconds: 60, history: [{ account: "gone", depthDays: 90, daysLeft: 80 }] });
+    m.fleet({ ...fleet, billsIntervalSeconds: 60, history: [{ account: "kept", depthDays: 90, daysLeft: 70 }] });
+    const { samples } = parseExposition(await m.registry.metrics());
+    expect(find(samples, "ledger_sync_history_days_left", {}).map((s) => s.labels.account)).toEqual(["kept"]);
+    expect(value(samples, "ledger_sync_history_days_left_min", {})).toBe(70);
+
+    m.fleet({ ...fleet, billsIntervalSeconds: 60, history: [] });
+    expect(await names()).not.toContain("ledger_sync_history_days_left_min");
+    expect(await names()).not.toContain("ledger_sync_history_days_left");
   });
 });
