@@ -281,7 +281,7 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   };
 
   try {
-    capProof = await probePageSize(profile, (q) => fetchPage(q), fromMs, range.toMs);
+    capProof = await probePageSize(profile, (q) => fetchPage(q), fromMs, range.toMs, sizer.widthMs);
     while (!pipeline.finished) {
       const { fromMs: from, toMs: to, fetched } = await pipeline.head();
       if (fetched.complete) {

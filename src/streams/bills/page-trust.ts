@@ -80,6 +80,11 @@ export class PageTrust {
     return Math.max(this.largest, Math.min(this.limit, MIN_PAGE_SIZE));
   }
 
+  /** Whether any page was served yet (this run or stored): the page size has a learnt lower bound. */
+  get pageSizeLearnt(): boolean {
+    return this.largest > 0;
+  }
+
   /** Whether the page size is known to be at least `limit` or proven to be a cap below it. */
   get pageSizeSettled(): boolean {
     return this.largest >= this.limit || this.capped || this.cappedByHasNext;
