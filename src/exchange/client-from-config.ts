@@ -20,6 +20,8 @@ export function exchangeClientFromConfig(config: Config, p: ClientParts): Exchan
     timeoutMs: config.exchange.timeoutMs,
     maxAttempts: config.exchange.maxAttempts,
     maxWaitMs: config.exchange.maxWaitMs,
+    // Every exchange connection of the process leaves from EGRESS_LOCAL_ADDRESS when it is set.
+    ...(config.worker.egressLocalAddress === undefined ? {} : { localAddress: config.worker.egressLocalAddress }),
     ...p,
   });
 }

@@ -35,6 +35,11 @@ export interface ExchangeClientOptions {
   onClose?: () => Promise<void>;
   /** Told of every HTTP exchange (metrics). */
   onResponse?: (event: { endpoint: string; status: number | "error"; durationMs: number }) => void;
+  /**
+   * The local IP address every connection leaves from (EGRESS_LOCAL_ADDRESS), on a host with several;
+   * unset, the system chooses.
+   */
+  localAddress?: string;
 }
 
 export interface ApiCall<T> {
@@ -82,7 +87,14 @@ export class ExchangeClient {
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
     this.maxWaitMs = opts.maxWaitMs ?? 900_000;
     // Keep-alive: one TLS handshake for a whole backfill instead of one per page.
-    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 8 });
+    // The local address goes on the Agent itself (undici hands it to each connection's Client):
+    // `connect: { localAddress }` would be overwritten by the Client's own, null, when it connects.
+    this.dispatcher = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+      connections: 8,
+      ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }),
+    });
   }
 
   /**
