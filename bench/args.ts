@@ -15,6 +15,7 @@ export const ITEMS = [
   "migrate",
   "export",
   "rollups",
+  "console-fleet",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 

@@ -3,14 +3,17 @@
 //   npm run bench                                   every item at the issue's sizes
 //   npm run bench -- --only ingest,budget --bills 20000
 //   npm run bench -- --small --no-doc               quick check of the harness
+//   npm run bench -- --only fleet --scenario 1k     the fleet items (bench/fleet.ts), only when named
 // Databases: BENCH_DATABASE_URL / TEST_DATABASE_URL (admin URL), else an embedded PostgreSQL.
 // Redis (for the workers of freshness and scaling): BENCH_REDIS_URL / TEST_REDIS_URL, else a local redis-server.
 import { parseArgs, sizeNote, type BenchArgs, type Item } from "./args.ts";
 import { budgetEfficiency, budgetRowsBySource, BUDGET_METHOD } from "./budget.ts";
 import { cleanupOnSignals, runScope } from "./cleanup.ts";
 import { coTenant, CO_TENANT_METHOD, coTenantRows } from "./co-tenant.ts";
+import { CONSOLE_FLEET_METHOD, consoleFleet, consoleFleetRows } from "./console-fleet.ts";
 import { BEHAVIOURS_METHOD, behaviourRows, exchangeBehaviours } from "./exchange-behaviours.ts";
 import { EXPORT_METHOD, exportCost, exportRows } from "./export-cost.ts";
+import { isFleetRun, runFleet } from "./fleet.ts";
 import { freshness, freshnessRows, FRESHNESS_METHOD } from "./freshness.ts";
 import { INGEST_METHOD, ingestRows, ingestVsCopy } from "./ingest-vs-copy.ts";
 import { machineLine } from "./machine.ts";
@@ -105,9 +108,17 @@ const RUNNERS: Record<Item, Runner> = {
     ),
     method: ROLLUPS_METHOD,
   }),
+  "console-fleet": async () => ({
+    title: "Console fleet: the accounts page and status's fleet query at 1,000 accounts (issue 25)",
+    rows: consoleFleetRows(await consoleFleet()),
+    method: CONSOLE_FLEET_METHOD,
+  }),
 };
 
 cleanupOnSignals();
+// The fleet items (fleet, fleet-1k, fleet-backfill, fleet-10k, fleet-faults: bench/fleet.ts) take
+// their own flags and only print; they run only when named (`--only fleet --scenario 1k`).
+if (isFleetRun(process.argv.slice(2))) process.exit(await runFleet(process.argv.slice(2)));
 let args: BenchArgs;
 try {
   args = parseArgs(process.argv.slice(2));
