@@ -291,6 +291,8 @@ export interface FleetResult {
   /** Scheduled bills runs of the fleet within the measured part: sync_runs.pages (requests). */
   billsRuns: { runs: number; pagesPerRun: number; maxPages: number; runsOverOnePage: number };
   runsByOutcome: Record<string, number>;
+  /** The commonest reasons of failed runs (sync_runs.error, numbers masked). */
+  failedRuns: [stream: string, error: string, runs: number][];
   /** Every bills sync of the run by stream, from the workers' "bills sync finished" lines. */
   syncs: Record<string, SyncTally>;
   /** Warnings and errors of the workers' logs, and how often each distinct message came (up to 30 kinds). */
@@ -457,7 +459,7 @@ export async function runFleetScenario(plan: Plan): Promise<FleetResult> {
         if (level === 40) w.log.warnings++;
         else w.log.errors++;
         const text = /"msg":"([^"]*)"/.exec(line)?.[1] ?? "";
-        const err = /"(?:err|reason)":"([^"]{0,100})/.exec(line)?.[1] ?? "";
+        const err = /"(?:err|reason|message)":"([^"]{0,100})/.exec(line)?.[1] ?? "";
         const msg = `${level === 40 ? "warn" : "error"}: ${text}${err ? ` (${err})` : ""}`;
         if (w.log.messages.has(msg) || w.log.messages.size < 30)
           w.log.messages.set(msg, (w.log.messages.get(msg) ?? 0) + 1);
@@ -702,6 +704,11 @@ export async function runFleetScenario(plan: Plan): Promise<FleetResult> {
          AND finished_at <= to_timestamp($2::float8 / 1000) AND account_name <> $3`,
       [W, T0, BACKFILL_ACCOUNT],
     );
+    const { rows: failures } = await pool.query<{ stream: string; error: string; n: number }>(
+      `SELECT CASE WHEN stream LIKE 'bills-backfill%' THEN 'bills-backfill' ELSE stream END AS stream,
+              left(regexp_replace(coalesce(error, '?'), '[0-9]{4,}', '#', 'g'), 160) AS error, count(*)::int AS n
+       FROM sync_runs WHERE outcome = 'failed' GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5`,
+    );
     const { rows: outcomes } = await pool.query<{ stream: string; outcome: string; n: number }>(
       `SELECT CASE WHEN stream LIKE 'bills-backfill%' THEN 'bills-backfill' ELSE stream END AS stream, outcome,
               count(*)::int AS n FROM sync_runs GROUP BY 1, 2 ORDER BY 1, 2`,
@@ -849,6 +856,7 @@ export async function runFleetScenario(plan: Plan): Promise<FleetResult> {
         }
         return all;
       }, {}),
+      failedRuns: failures.map((f): [string, string, number] => [f.stream, f.error, f.n]),
       runsByOutcome: Object.fromEntries(outcomes.map((o) => [`${o.stream} ${o.outcome}`, o.n])),
       workerLog: {
         errors: logs.reduce((s, l) => s + l.errors, 0),
@@ -1045,6 +1053,10 @@ export function fleetRows(r: FleetResult): Row[] {
       Object.entries(r.runsByOutcome)
         .map(([k, v]) => `${k} ${int(v)}`)
         .join(", "),
+    ],
+    [
+      "failed runs, commonest reasons",
+      r.failedRuns.length === 0 ? "none" : r.failedRuns.map(([k, e, n]) => `${n} x ${k}: "${e}"`).join("; "),
     ],
     [
       "worker log: errors / warnings",
