@@ -20,6 +20,9 @@ export interface DbOptions {
   poolMax?: number;
 }
 
+/** Every interactive transaction's limits: waiting for a pooled connection, and running. */
+export const TRANSACTION_OPTIONS = { maxWait: 60_000, timeout: 120_000 } as const;
+
 /** application_name of the pool's connections (pg_stat_activity shows it). */
 export const POOL_APPLICATION_NAME = "ledger-sync pool";
 
@@ -31,8 +34,13 @@ export function createDb(databaseUrl: string, o: DbOptions = {}): Db {
   if (!Number.isInteger(max) || max < 1)
     throw new RangeError(`poolMax must be a whole number of at least 1, not ${max}`);
   const pool = new pg.Pool({ connectionString: databaseUrl, max, application_name: POOL_APPLICATION_NAME });
-  // Prisma ends the pool on $disconnect.
-  const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  // Prisma ends the pool on $disconnect. Its interactive transactions wait for a connection as
+  // queries do: Prisma's own defaults (2 s to start, 5 s in all) fail them whenever the pool is
+  // busy with other jobs, which at fleet size is most of the time.
+  const db = new PrismaClient({
+    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
+    transactionOptions: TRANSACTION_OPTIONS,
+  });
   pools.set(db, pool);
   return db;
 }

@@ -56,50 +56,47 @@ export async function claimDue(
   // due_at keeps milliseconds: a new item is due at now() cut to them (rounding could put it after now()).
   const accounts = wanted.map((w) => w.account);
   const kinds = wanted.map((w) => w.kind);
-  return db.$transaction(
-    async (tx) => {
-      const [lock] = await tx.$queryRawUnsafe<{ ok: boolean }[]>(
-        "SELECT pg_try_advisory_xact_lock($1::int) AS ok",
-        TICK_LOCK | 0,
-      );
-      if (!lock!.ok) return undefined;
-      await tx.$executeRawUnsafe(
-        `INSERT INTO sync_schedule (account_name, kind, due_at)
+  return db.$transaction(async (tx) => {
+    const [lock] = await tx.$queryRawUnsafe<{ ok: boolean }[]>(
+      "SELECT pg_try_advisory_xact_lock($1::int) AS ok",
+      TICK_LOCK | 0,
+    );
+    if (!lock!.ok) return undefined;
+    await tx.$executeRawUnsafe(
+      `INSERT INTO sync_schedule (account_name, kind, due_at)
          SELECT a, k, date_trunc('milliseconds', now()) FROM unnest($1::text[], $2::text[]) AS w(a, k)
          ON CONFLICT (account_name, kind) DO NOTHING`,
-        accounts,
-        kinds,
-      );
-      const rows = await tx.$queryRawUnsafe<{ account_name: string; kind: string; due_ms: number }[]>(
-        `SELECT s.account_name, s.kind, (extract(epoch FROM s.due_at) * 1000)::float8 AS due_ms
+      accounts,
+      kinds,
+    );
+    const rows = await tx.$queryRawUnsafe<{ account_name: string; kind: string; due_ms: number }[]>(
+      `SELECT s.account_name, s.kind, (extract(epoch FROM s.due_at) * 1000)::float8 AS due_ms
          FROM sync_schedule s JOIN unnest($1::text[], $2::text[]) AS w(a, k) ON s.account_name = w.a AND s.kind = w.k
          WHERE s.due_at <= now()
          ORDER BY s.due_at, s.account_name, s.kind
          LIMIT $3`,
-        accounts,
-        kinds,
-        limit,
-      );
-      if (rows.length === 0) return [];
-      const due = rows.map((r) => ({
-        account: r.account_name,
-        kind: r.kind as ScheduleKind,
-        dueMs: Math.round(r.due_ms),
-      }));
-      await enqueue(due);
-      const every = new Map(wanted.map((w) => [`${w.kind}:${w.account}`, w]));
-      const now = Date.now();
-      const next = due.map((d) => new Date(nextSlot(every.get(`${d.kind}:${d.account}`)!, now)));
-      await tx.$executeRawUnsafe(
-        `UPDATE sync_schedule s SET due_at = v.due, last_enqueued_at = now()
+      accounts,
+      kinds,
+      limit,
+    );
+    if (rows.length === 0) return [];
+    const due = rows.map((r) => ({
+      account: r.account_name,
+      kind: r.kind as ScheduleKind,
+      dueMs: Math.round(r.due_ms),
+    }));
+    await enqueue(due);
+    const every = new Map(wanted.map((w) => [`${w.kind}:${w.account}`, w]));
+    const now = Date.now();
+    const next = due.map((d) => new Date(nextSlot(every.get(`${d.kind}:${d.account}`)!, now)));
+    await tx.$executeRawUnsafe(
+      `UPDATE sync_schedule s SET due_at = v.due, last_enqueued_at = now()
          FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS v(a, k, due)
          WHERE s.account_name = v.a AND s.kind = v.k`,
-        due.map((d) => d.account),
-        due.map((d) => d.kind),
-        next,
-      );
-      return due;
-    },
-    { timeout: 60_000, maxWait: 30_000 },
-  );
+      due.map((d) => d.account),
+      due.map((d) => d.kind),
+      next,
+    );
+    return due;
+  });
 }

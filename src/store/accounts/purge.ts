@@ -37,6 +37,6 @@ export async function purgeAccountBooks(db: Db, account: string): Promise<PurgeR
       deleted.accounts = await tx.$executeRawUnsafe("DELETE FROM accounts WHERE name = $1", account);
       return { deleted };
     },
-    { timeout: 3_600_000, maxWait: 30_000 },
+    { timeout: 3_600_000 },
   );
 }

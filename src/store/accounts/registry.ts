@@ -213,7 +213,7 @@ export async function importAccounts(
       }
       return outcomes;
     },
-    { timeout: 600_000, maxWait: 30_000 },
+    { timeout: 600_000 },
   );
 }
 
@@ -265,7 +265,7 @@ export async function rewrapAll(db: Db, rewrap: (a: SealedAccount) => SealedCred
       }
       return rows.length;
     },
-    { timeout: 600_000, maxWait: 30_000 },
+    { timeout: 600_000 },
   );
 }
 
