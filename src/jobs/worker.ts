@@ -25,7 +25,6 @@ import { createAccountClients } from "./account-clients.ts";
 import { watchAccounts } from "./account-watch.ts";
 import type { WorkerContext } from "./context.ts";
 import { instrument, type Processor } from "./instrument.ts";
-import { launchedThroughNpm, watchParent } from "./parent-watch.ts";
 import { processBackfillWindow } from "./processors/backfill.ts";
 import { processBills } from "./processors/bills.ts";
 import { processCrossCheck } from "./processors/cross-check.ts";
@@ -33,6 +32,7 @@ import { processResweep } from "./processors/resweep.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
 import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
 import { isRedisUnavailable } from "./redis-errors.ts";
+import { workerSignals } from "./worker-signals.ts";
 import {
   removeLegacySchedulers,
   RESWEEP_EVERY_MS,
@@ -301,79 +301,4 @@ async function boot(
     })().finally(resolveDone));
 
   return { done, stop, metricsUrl: ops.url };
-}
-
-/**
- * SIGTERM/SIGINT handling for the worker's whole life. Before boot ends a signal is remembered
- * (and boot is given SHUTDOWN_TIMEOUT_MS to end, else the process exits 1: boot can wait forever on
- * an unreachable Redis, and no job has started before boot ends, so nothing is cut short); once
- * booted, the remembered or a later signal runs the ordered stop, and a second signal during that
- * stop exits at once (the impatient operator's Ctrl-C twice; committed work is kept, the rest is
- * redone from the cursor). Handlers are removed when the worker is done.
- *
- * Started through npm, the parent's exit counts as SIGTERM (parent-watch.ts says why). It is not a
- * signal for the "second signal" rule: when a group-wide SIGTERM also reaches this process, either
- * may be noticed first, and the pair must make one ordered shutdown, not an exit at once.
- */
-function workerSignals(logger: Logger, timeoutMs: number): { booted(worker: RunningWorker): void; release(): void } {
-  let stop: ((reason: string) => Promise<void>) | undefined;
-  let pending: string | undefined;
-  let stopping = false;
-  let signalled = false;
-  let bootTimer: NodeJS.Timeout | undefined;
-  const shutDown = (reason: string) => {
-    unwatch();
-    if (stopping) return;
-    if (stop) {
-      stopping = true;
-      return void stop(reason);
-    }
-    if (pending) return;
-    pending = reason;
-    logger.info({ reason, timeoutMs }, "signal during start-up: shutting down once started");
-    bootTimer = setTimeout(() => {
-      logger.error(
-        { reason, timeoutMs },
-        "start-up did not finish within SHUTDOWN_TIMEOUT_MS of the signal: exiting without an ordered shutdown",
-      );
-      process.exit(1);
-    }, timeoutMs);
-  };
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping && signalled) {
-      logger.warn({ reason: signal }, "second signal during shutdown: exiting now (committed progress is kept)");
-      process.exit(1);
-    }
-    signalled = true;
-    shutDown(signal);
-  };
-  const unwatch = launchedThroughNpm(process.env)
-    ? watchParent((was, now) => {
-        logger.warn(
-          { parentPid: was, newParentPid: now },
-          "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM",
-        );
-        shutDown("parent gone");
-      })
-    : () => undefined;
-  const release = () => {
-    unwatch();
-    clearTimeout(bootTimer);
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
-  return {
-    booted(worker) {
-      clearTimeout(bootTimer);
-      stop = worker.stop;
-      void worker.done.finally(release);
-      if (pending) {
-        stopping = true;
-        void stop(pending);
-      }
-    },
-    release,
-  };
 }
