@@ -15,6 +15,8 @@ const noChromium = noTestChromium();
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The failures again, last: CI shows the tail of the output (test/support/failure-summary-reporter.ts).
+    reporters: ["default", "./test/support/failure-summary-reporter.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     tags: [
       {
