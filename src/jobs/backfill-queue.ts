@@ -3,7 +3,7 @@
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { BackfillWindow } from "./backfill-plan.ts";
-import type { JobData } from "./queues.ts";
+import { QUEUE_STREAMS, type JobData } from "./queues.ts";
 
 export interface RetryPolicy {
   attempts: number;
@@ -21,7 +21,7 @@ export class BackfillQueue {
     prefix: string,
     private readonly retry: RetryPolicy = BACKFILL_RETRY,
   ) {
-    this.queue = new Queue<JobData["backfill"]>("backfill", { connection: redis, prefix });
+    this.queue = new Queue<JobData["backfill"]>("backfill", { connection: redis, prefix, streams: QUEUE_STREAMS });
   }
 
   /** Errors of the queue's Redis connections (without a listener, BullMQ prints each one). */

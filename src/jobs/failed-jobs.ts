@@ -1,7 +1,7 @@
 // Failed jobs per account, for `ledger-sync status`: how many, and the newest reason.
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { QUEUE_NAMES } from "./queues.ts";
+import { QUEUE_NAMES, QUEUE_STREAMS } from "./queues.ts";
 
 export interface FailedJobs {
   count: number;
@@ -15,7 +15,7 @@ export async function failedJobsByAccount(
 ): Promise<Record<string, FailedJobs>> {
   const out: Record<string, FailedJobs> = {};
   for (const name of QUEUE_NAMES) {
-    const queue = new Queue(name, { connection: redis, prefix });
+    const queue = new Queue(name, { connection: redis, prefix, streams: QUEUE_STREAMS });
     try {
       for (const job of await queue.getFailed(0, limit - 1)) {
         const account = String((job.data as { account?: unknown }).account ?? "?");

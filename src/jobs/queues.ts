@@ -23,6 +23,13 @@ export interface JobData {
   };
 }
 
+/**
+ * Events kept per queue's event stream (BullMQ's default: 10,000). Every Queue object writes this
+ * into the queue's meta when it connects, so each of ours passes it (QUEUE_STREAMS).
+ */
+export const EVENTS_MAX_LEN = 500;
+export const QUEUE_STREAMS = { events: { maxLen: EVENTS_MAX_LEN } };
+
 export type Queues = { [Q in QueueName]: Queue<JobData[Q]> };
 
 export function createQueues(connection: ConnectionOptions, prefix: string): Queues {
@@ -30,12 +37,17 @@ export function createQueues(connection: ConnectionOptions, prefix: string): Que
     new Queue<JobData[Q]>(name, {
       connection,
       prefix,
+      // Redis holds work in flight, not history: every run is recorded in sync_runs (PostgreSQL),
+      // so a completed job is kept only briefly, for a look with BullMQ's own tools, and the event
+      // stream (read by nothing of ours) is trimmed short. At 1,000 accounts BullMQ's defaults
+      // (10,000 events per queue) and 1,000 completed jobs cost ~6 MB (docs/design/fleet-bench.md).
+      streams: QUEUE_STREAMS,
       defaultJobOptions: {
         // Failures retry with backoff; after the last attempt the job stays visible as failed
         // (with its reason) and the next scheduled run starts from the durable cursor anyway.
         attempts: 5,
         backoff: { type: "exponential", delay: 2000 },
-        removeOnComplete: { count: 1000, age: 7 * 86_400 },
+        removeOnComplete: name === "backfill" ? { count: 1000, age: 7 * 86_400 } : { count: 100, age: 86_400 },
         removeOnFail: { count: 5000, age: 30 * 86_400 },
       },
     });
