@@ -41,7 +41,21 @@ export function nextSlot(w: Wanted, nowMs: number): number {
 }
 
 /**
- * Claims what is due among `wanted` (new items are due at once), at most `limit`, stalest first,
+ * Kinds a new account needs at once: its first bills run (the catch-up) and its first snapshot.
+ * The re-sweep and the cross-check re-read what the incremental runs have stored, so a new
+ * account's first one waits for its phase slot: due at registration, a fleet added at once would
+ * re-read every account together while their first syncs still need the budget.
+ */
+const DUE_AT_ONCE: ReadonlySet<ScheduleKind> = new Set(["bills", "snapshots"]);
+
+/** The first due time of each wanted item if it is new: null (now) or its first phase slot. */
+function firstSlots(wanted: Wanted[], nowMs: number): (Date | null)[] {
+  return wanted.map((w) => (DUE_AT_ONCE.has(w.kind) ? null : new Date(nextSlot(w, nowMs))));
+}
+
+/**
+ * Claims what is due among `wanted` (new bills and snapshots items are due at once, others at their
+ * first slot), at most `limit`, stalest first,
  * and moves each claimed item to its next slot, all in one transaction in which `enqueue` runs:
  * if enqueueing fails the claim rolls back and the next tick tries again. Returns undefined when
  * another worker's tick holds the lock (it does the same work).
@@ -62,12 +76,15 @@ export async function claimDue(
       TICK_LOCK | 0,
     );
     if (!lock!.ok) return undefined;
+    const firstDue = firstSlots(wanted, Date.now());
     await tx.$executeRawUnsafe(
       `INSERT INTO sync_schedule (account_name, kind, due_at)
-         SELECT a, k, date_trunc('milliseconds', now()) FROM unnest($1::text[], $2::text[]) AS w(a, k)
+         SELECT a, k, coalesce(d, date_trunc('milliseconds', now()))
+           FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS w(a, k, d)
          ON CONFLICT (account_name, kind) DO NOTHING`,
       accounts,
       kinds,
+      firstDue,
     );
     const rows = await tx.$queryRawUnsafe<{ account_name: string; kind: string; due_ms: number }[]>(
       `SELECT s.account_name, s.kind, (extract(epoch FROM s.due_at) * 1000)::float8 AS due_ms

@@ -29,6 +29,10 @@ const job = (name: string) => ({ name, data: { account: "sweep" } }) as Job<JobD
 
 describe("the daily re-sweep", () => {
   it("stores a bill filed later than the lookback that no break gives away, and moves no cursor", async () => {
+    // Before any incremental run there is nothing to re-read: the first run reads it all.
+    expect(await processResweep(j.ctx, job("resweep"))).toEqual({
+      skipped: "no incremental bills run has finished yet",
+    });
     await processBills(j.ctx, job("bills"));
     const late = j.sandbox.appendBill({
       cTimeMs: Date.now() - 2 * 3_600_000,
@@ -48,5 +52,17 @@ describe("the daily re-sweep", () => {
       "SELECT stream, outcome FROM sync_runs WHERE account_name = 'sweep' AND stream = 'bills-resweep'",
     );
     expect(runs).toEqual([{ stream: "bills-resweep", outcome: "ok" }]);
+  });
+
+  it("stops at the incremental cursor: a bill after it is the next incremental run's, not a missed one", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const fresh = j.sandbox.appendBill({ businessType: "deposit", amount: "5" });
+    const cursor = (await readCursor(j.t.db, "sweep", "bills"))!;
+    expect(fresh.cTimeMs).toBeGreaterThan(cursor);
+    const result = await processResweep(j.ctx, job("resweep"));
+    expect(result).toMatchObject({ toMs: cursor, inserted: 0 });
+    expect((await storedBills(j.t.db, "sweep")).some((b) => b.billId === fresh.billId)).toBe(false);
+    await processBills(j.ctx, job("bills"));
+    expect(await storedBills(j.t.db, "sweep")).toEqual(asRows(j.sandbox.truth()));
   });
 });

@@ -149,8 +149,26 @@ describe("claimDue and enqueueDue", () => {
     expect(due).toHaveLength(1);
   });
 
+  it("a new account's first re-sweep and cross-check wait for their phase slot, not the first tick", async () => {
+    const wanted = wantedWork([account("a")], { ...intervals, resweepMs: 86_400_000, crossCheckMs: 3_600_000 });
+    const before = Date.now();
+    const due = await claimDue(m.db, wanted, 100, enqueue);
+    expect(due!.map((d) => d.kind)).toEqual(["bills"]);
+    const rows = await m.db.$queryRawUnsafe<{ kind: string; due_ms: number }[]>(
+      "SELECT kind, (extract(epoch FROM due_at) * 1000)::float8 AS due_ms FROM sync_schedule WHERE kind <> 'bills'",
+    );
+    for (const w of wanted.filter((x) => x.kind !== "bills")) {
+      const row = rows.find((r) => r.kind === w.kind)!;
+      expect(row.due_ms).toBeGreaterThan(before);
+      expect(row.due_ms).toBeLessThanOrEqual(before + w.everyMs + 1_000);
+      expect(Math.round(row.due_ms)).toBe(nextSlot(w, Math.round(row.due_ms) - w.everyMs));
+    }
+  });
+
   it("re-sweep and cross-check jobs go to the bills queue at low priority", async () => {
     const wanted = wantedWork([account("a")], { ...intervals, resweepMs: 86_400_000, crossCheckMs: 3_600_000 });
+    await claimDue(m.db, wanted, 100, enqueue);
+    await m.db.$executeRawUnsafe("UPDATE sync_schedule SET due_at = now() - interval '1 second'");
     await claimDue(m.db, wanted, 100, enqueue);
     const jobs = await queues.bills.getJobs(["waiting", "prioritized"]);
     const byName = Object.fromEntries(jobs.map((j) => [j.name, j.opts.priority ?? 0]));

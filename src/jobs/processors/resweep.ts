@@ -1,9 +1,12 @@
 // The daily re-sweep of one account's recent bills (SYNC_RESWEEP_HOURS, low priority): re-reads the
-// last hours in full, whatever the cursor says, for bills the exchange filed later than
-// SYNC_LOOKBACK_MS that no continuity break gave away (a bill of amount 0 moves no balance). It
-// moves no bookmark and is recorded in sync_runs as "bills-resweep".
+// last hours in full, up to the incremental cursor, for bills the exchange filed later than
+// SYNC_LOOKBACK_MS that no continuity break gave away (a bill of amount 0 moves no balance). What
+// lies after the cursor is the next incremental run's to read: a bill found there was not missed,
+// so the re-sweep stops at the cursor and whatever it stores is a bill the incremental runs
+// missed, worth the warning. It moves no bookmark and is recorded in sync_runs as "bills-resweep".
 import type { Job } from "bullmq";
-import { syncAccountBills } from "../../streams/bills/index.ts";
+import { readCursor } from "../../store/cursors.ts";
+import { BILLS_STREAM, syncAccountBills } from "../../streams/bills/index.ts";
 import { leaseAccount } from "../account-lease.ts";
 import type { WorkerContext } from "../context.ts";
 import type { JobData } from "../queues.ts";
@@ -17,8 +20,11 @@ export async function processResweep(ctx: WorkerContext, job: Job<JobData["bills
   const lease = await leaseAccount(ctx, rt.account.name, "bills");
   if (!lease) return { skipped: "another job or process is writing this account's bills" };
   try {
-    const untilMs = Date.now();
-    const fromMs = untilMs - ctx.config.resweepMs;
+    const cursorMs = await readCursor(ctx.db, rt.account.name, BILLS_STREAM);
+    if (cursorMs === undefined) return { skipped: "no incremental bills run has finished yet" };
+    const fromMs = Date.now() - ctx.config.resweepMs;
+    const untilMs = cursorMs;
+    if (untilMs <= fromMs) return { skipped: "the incremental cursor is older than the re-sweep's hours" };
     const s = await syncAccountBills({
       db: ctx.db,
       client: rt.client,
