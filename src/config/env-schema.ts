@@ -139,6 +139,17 @@ export const envSchema = z.object({
     .pipe(z.string().regex(/^(0(\.[0-9]+)?|1(\.0+)?)$/, "must be a fraction from 0 to 1, e.g. 0.5"))
     .transform(Number)
     .refine((n) => n > 0, "must be more than 0 (0 would never let an account catch up)"),
+  // The share of the IP weight budget left unspent: the gates admit up to (1 - headroom) of
+  // RATE_LIMIT_IP_WEIGHT, leaving room for other software on the egress IP and for the exchange's
+  // window not lining up with ours, so a fleet that could use the whole budget never presses on it.
+  RATE_LIMIT_IP_HEADROOM: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v ? v : "0.1"))
+    .pipe(z.string().regex(/^0(\.[0-9]+)?$/, "must be a fraction from 0 to 0.9, e.g. 0.1"))
+    .transform(Number)
+    .refine((n) => n <= 0.9, "must be a fraction from 0 to 0.9, e.g. 0.1"),
   // The exchange's limits when known up front (otherwise learnt from its refusals, issue 14).
   EXCHANGE_MAX_SPAN_MS: z
     .string()

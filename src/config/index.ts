@@ -39,6 +39,8 @@ export interface Config {
     windowMs: number;
     /** BACKFILL_IP_SHARE: the share of the IP budget accounts catching up on history may take together. */
     backfillIpShare: number;
+    /** RATE_LIMIT_IP_HEADROOM: the share of the IP budget never spent. */
+    ipHeadroom: number;
   };
   /** BILLS_SOURCE: the endpoint the bills stream reads, for accounts that do not say. */
   billsSource: Env["BILLS_SOURCE"];
@@ -124,6 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uidWeight: e.RATE_LIMIT_UID_WEIGHT,
       windowMs: e.RATE_LIMIT_WINDOW_MS,
       backfillIpShare: e.BACKFILL_IP_SHARE,
+      ipHeadroom: e.RATE_LIMIT_IP_HEADROOM,
     },
     billsSource: e.BILLS_SOURCE,
     backfillFromMs: e.BACKFILL_FROM,
@@ -180,4 +183,9 @@ export function requireCredentials(config: Config, env: NodeJS.ProcessEnv = proc
  */
 function checkMasterKeys(env: NodeJS.ProcessEnv): void {
   for (const names of [MASTER_KEY_NAMES, NEW_MASTER_KEY_NAMES]) loadMasterKey(env, names);
+}
+
+/** The IP weight the gates admit per window: RATE_LIMIT_IP_WEIGHT less its headroom, at least 1. */
+export function ipWeightSpent(rateLimit: Config["rateLimit"]): number {
+  return Math.max(1, Math.floor(rateLimit.ipWeight * (1 - rateLimit.ipHeadroom)));
 }

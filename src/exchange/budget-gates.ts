@@ -4,12 +4,12 @@
 // works, or started after one was killed, sees what they spent. Without Redis the budgets are this
 // process's alone, one gate for every account (they share this process's IP).
 import { Redis } from "ioredis";
-import type { Config } from "../config/index.ts";
+import { ipWeightSpent, type Config } from "../config/index.ts";
 import type { Logger } from "../log/logger.ts";
 import { localWeightGate } from "./client-from-config.ts";
 import { CatchUpShareGate } from "./catch-up-share.ts";
 import { RedisWeightGate } from "./redis-weight-gate.ts";
-import type { WeightGate } from "./weight-gate.ts";
+import { HeldBackMark, type WeightGate } from "./weight-gate.ts";
 
 export interface BudgetGates {
   /** The gate of one account's requests. */
@@ -33,7 +33,11 @@ export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): 
     );
   // One share budget per egress, in Redis: every process of the egress draws from it. Its UID side
   // is never charged (a catching-up request costs it nothing); it exists because a gate has two sides.
-  const shareLimit = Math.max(10, Math.floor(config.rateLimit.ipWeight * config.rateLimit.backfillIpShare));
+  const ipLimit = ipWeightSpent(config.rateLimit);
+  const shareLimit = Math.max(10, Math.floor(ipLimit * config.rateLimit.backfillIpShare));
+  // Any account's request held back by the egress's IP budget tells every account of this process
+  // that the budget sets the pace (their clients stop sending ahead: no hedges, one window at a time).
+  const ipPressure = new HeldBackMark();
   const share = new RedisWeightGate({
     redis,
     ip: { key: `${prefix}:weight:catch-up:${egress}`, limit: shareLimit },
@@ -49,7 +53,8 @@ export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): 
       if (gate === undefined) {
         const main = new RedisWeightGate({
           redis,
-          ip: { key: `${prefix}:weight:ip:${egress}`, limit: config.rateLimit.ipWeight },
+          ip: { key: `${prefix}:weight:ip:${egress}`, limit: ipLimit },
+          ipPressure,
           uid: { key: `${prefix}:weight:uid:${account}`, limit: config.rateLimit.uidWeight },
           windowMs: config.rateLimit.windowMs,
           maxInFlightMs: config.exchange.timeoutMs,

@@ -65,6 +65,11 @@ export class CatchUpShareGate implements WeightGate {
   allowance(): Weight {
     return this.main.allowance();
   }
+
+  /** The share holds back only requests catching up; a current request's pace is the main budget's. */
+  recentlyHeldBack(withinMs: number): boolean {
+    return this.main.recentlyHeldBack(withinMs) || (isCatchingUp() && this.share.recentlyHeldBack(withinMs));
+  }
 }
 
 /** How far behind now an account's bills cursor must be for its sync to count as catching up. */

@@ -1,6 +1,6 @@
 // The one mapping from configuration to an exchange client; callers add what differs: whose
 // credentials, which weight gate (in-process or shared in Redis), and any response hook.
-import type { Config, ExchangeCredentials } from "../config/index.ts";
+import { ipWeightSpent, type Config, type ExchangeCredentials } from "../config/index.ts";
 import type { Logger } from "../log/logger.ts";
 import { ExchangeClient, type ExchangeClientOptions } from "./http-client.ts";
 import { SlidingWindowGate, type WeightGate } from "./weight-gate.ts";
@@ -11,6 +11,7 @@ export interface ClientParts {
   logger: Logger;
   onResponse?: ExchangeClientOptions["onResponse"];
   onClose?: ExchangeClientOptions["onClose"];
+  dispatcher?: ExchangeClientOptions["dispatcher"];
 }
 
 export function exchangeClientFromConfig(config: Config, p: ClientParts): ExchangeClient {
@@ -26,10 +27,10 @@ export function exchangeClientFromConfig(config: Config, p: ClientParts): Exchan
   });
 }
 
-/** The configured budgets, enforced in this process only (commands run without Redis). */
+/** The configured budgets (the IP's less its headroom), enforced in this process only (commands run without Redis). */
 export function localWeightGate(config: Config): SlidingWindowGate {
   return new SlidingWindowGate({
-    ip: config.rateLimit.ipWeight,
+    ip: ipWeightSpent(config.rateLimit),
     uid: config.rateLimit.uidWeight,
     windowMs: config.rateLimit.windowMs,
   });

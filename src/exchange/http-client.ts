@@ -40,6 +40,27 @@ export interface ExchangeClientOptions {
    * unset, the system chooses.
    */
   localAddress?: string;
+  /**
+   * The connections to use, shared with other clients (a worker's accounts all reach the same
+   * exchange: one pool of keep-alive connections serves them all). The caller closes it. Unset, the
+   * client opens its own (exchangeAgent) and closes it in close().
+   */
+  dispatcher?: Dispatcher;
+}
+
+/**
+ * Keep-alive connections to the exchange: one TLS handshake for a whole backfill instead of one per
+ * page. `connections` caps them per origin (unset: as many as requests in flight, each reused).
+ */
+export function exchangeAgent(o: { localAddress?: string; connections?: number } = {}): Agent {
+  // The local address goes on the Agent itself (undici hands it to each connection's Client):
+  // `connect: { localAddress }` would be overwritten by the Client's own, null, when it connects.
+  return new Agent({
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 60_000,
+    ...(o.connections === undefined ? {} : { connections: o.connections }),
+    ...(o.localAddress === undefined ? {} : { localAddress: o.localAddress }),
+  });
 }
 
 export interface ApiCall<T> {
@@ -76,7 +97,8 @@ type Outcome<T> =
   | { ok: false; reason: string; retryAfterMs?: number; rateLimited?: boolean; pauseMs?: number };
 
 export class ExchangeClient {
-  private readonly dispatcher: Agent;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
   private readonly backoff: BackoffOptions;
   private readonly maxWaitMs: number;
   private lastThrottledAt = -Infinity;
@@ -86,15 +108,13 @@ export class ExchangeClient {
   constructor(private readonly opts: ExchangeClientOptions) {
     this.backoff = opts.backoff ?? DEFAULT_BACKOFF;
     this.maxWaitMs = opts.maxWaitMs ?? 900_000;
-    // Keep-alive: one TLS handshake for a whole backfill instead of one per page.
-    // The local address goes on the Agent itself (undici hands it to each connection's Client):
-    // `connect: { localAddress }` would be overwritten by the Client's own, null, when it connects.
-    this.dispatcher = new Agent({
-      keepAliveTimeout: 30_000,
-      keepAliveMaxTimeout: 60_000,
-      connections: 8,
-      ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }),
-    });
+    this.ownsDispatcher = opts.dispatcher === undefined;
+    this.dispatcher =
+      opts.dispatcher ??
+      exchangeAgent({
+        connections: 8,
+        ...(opts.localAddress === undefined ? {} : { localAddress: opts.localAddress }),
+      });
   }
 
   /**
@@ -133,20 +153,23 @@ export class ExchangeClient {
   }
 
   /**
-   * Whether the weight budget held a request back within the last `withinMs`: callers then
-   * gain nothing from sending requests ahead, only risk spending them. Sitting out a pause after
+   * Whether the weight budget held a request back within the last `withinMs` (one of this
+   * client's, or on the egress IP's budget any of the process's accounts'): callers then gain
+   * nothing from sending requests ahead, only risk spending them. An account that runs once a
+   * minute rarely meets the full budget itself, so the shared IP budget's mark is what stops a
+   * fleet's hedges at a full budget (docs/design/fleet-bench.md). Sitting out a pause after
    * a 429 does not count (Permit.heldBack): the pause holds every request alike, and once it ends
    * the budget paces whatever is sent. Counted, every stray 429 (a flaky proxy, an injected fault)
    * would put the stream one window at a time, unhedged, for `withinMs`.
    */
   recentlyThrottled(withinMs = 10_000): boolean {
-    return Date.now() - this.lastThrottledAt < withinMs;
+    return Date.now() - this.lastThrottledAt < withinMs || this.opts.gate.recentlyHeldBack(withinMs);
   }
 
   async close(): Promise<void> {
     // Requests called off while on the wire end within CALLED_OFF_GRACE_MS (answered or aborted).
     await Promise.allSettled(this.calledOff);
-    await this.dispatcher.close();
+    if (this.ownsDispatcher) await this.dispatcher.close();
     await this.opts.onClose?.();
   }
 

@@ -25,7 +25,7 @@ import type { Redis } from "ioredis";
 import { ALLOWANCE_RULES } from "./allowance.ts";
 import { CHARGE_SCRIPT, PAUSE_SCRIPT, REFUSE_SCRIPT, RELEASE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
 import { sleep } from "./sleep.ts";
-import type { Permit, WeightGate } from "./weight-gate.ts";
+import { HeldBackMark, type Permit, type WeightGate } from "./weight-gate.ts";
 import type { Weight } from "./weights.ts";
 
 export interface RedisBudget {
@@ -49,6 +49,8 @@ export interface RedisWeightGateOptions {
    * windowMs when an in-flight charge does (settled at the earliest now, it still counts a window).
    */
   pollMs?: number;
+  /** Marked whenever the IP budget holds a request back; shared by the gates of one egress in a process. */
+  ipPressure?: HeldBackMark;
   /** Told of failed background writes (settle, pause, release); they are otherwise ignored, which is safe: charges expire on their own. */
   onBackgroundError?: (err: unknown, op: "settle" | "pause" | "release" | "refuse") => void;
 }
@@ -118,6 +120,8 @@ export class RedisWeightGate implements WeightGate {
   /** This process's waiters take turns, in arrival order; across processes there is no order. */
   private queue: Promise<void> = Promise.resolve();
   private readonly background = new Set<Promise<unknown>>();
+  private readonly ownPressure = new HeldBackMark();
+  private readonly ipPressure: HeldBackMark;
   /** The zset members of each permit handed out, for release(). */
   private readonly members = new WeakMap<RedisPermit, string[]>();
 
@@ -136,6 +140,7 @@ export class RedisWeightGate implements WeightGate {
     this.pollMs = o.pollMs ?? 25;
     this.ttlMs = Math.ceil(o.windowMs + o.maxInFlightMs) + 1000;
     this.onBackgroundError = o.onBackgroundError;
+    this.ipPressure = o.ipPressure ?? new HeldBackMark();
     const sums = [`${o.ip.key}:sum`, `${o.uid.key}:sum`];
     this.allowKeys = [`${o.ip.key}:allow`, `${o.uid.key}:allow`];
     this.setKeys = [o.ip.key, o.uid.key, ...sums];
@@ -213,6 +218,10 @@ export class RedisWeightGate implements WeightGate {
     return (await this.runCharge("peek", { ip: 0, uid: 0 }, "")).allowance;
   }
 
+  recentlyHeldBack(withinMs: number): boolean {
+    return this.ownPressure.within(withinMs) || this.ipPressure.within(withinMs);
+  }
+
   /** Weight charged inside the window per budget, now (one round trip). */
   async usedNow(): Promise<Weight> {
     return (await this.runCharge("peek", { ip: 0, uid: 0 }, "")).used;
@@ -236,7 +245,14 @@ export class RedisWeightGate implements WeightGate {
       const r = await this.runCharge("charge", cost, id);
       if (r.granted) return this.permit(id, cost, r.nowMs, heldBack);
       // Refused: by a full budget, or only by a pause (another process's 429) with room left.
-      if (r.used.ip + cost.ip > this.ip.limit || r.used.uid + cost.uid > this.uid.limit) heldBack = true;
+      if (r.used.ip + cost.ip > this.ip.limit) {
+        heldBack = true;
+        this.ipPressure.mark();
+      }
+      if (r.used.uid + cost.uid > this.uid.limit) {
+        heldBack = true;
+        this.ownPressure.mark();
+      }
       await sleep(r.waitMs > 0 ? r.waitMs : this.pollMs, signal);
     }
   }

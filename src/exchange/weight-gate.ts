@@ -54,6 +54,28 @@ export interface WeightGate {
   used(): Weight;
   /** Weight per window the gate allows itself now, per budget (allowance.ts). */
   allowance(): Weight;
+  /**
+   * Whether a full budget held back a request within the last `withinMs` (Permit.heldBack): this
+   * account's, or, for a budget shared with other accounts of the process (the egress IP's), any
+   * of theirs. While it does, sending requests ahead (hedges, windows in parallel) gains nothing
+   * and spends what the others need.
+   */
+  recentlyHeldBack(withinMs: number): boolean;
+}
+
+/** When a budget last held a request back; shared by the gates that share the budget. */
+export class HeldBackMark {
+  private at = -Infinity;
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  mark(): void {
+    this.at = this.clock();
+  }
+
+  within(ms: number): boolean {
+    return this.clock() - this.at < ms;
+  }
 }
 
 interface Charge {
@@ -75,6 +97,7 @@ export class SlidingWindowGate implements WeightGate {
   private readonly allowances: { ip: Allowance; uid: Allowance };
   /** Waiters are served in arrival order, so a heavy request is not starved by light ones. */
   private queue: Promise<void> = Promise.resolve();
+  private readonly heldBackMark: HeldBackMark;
 
   constructor(
     private readonly budget: WeightBudget,
@@ -84,6 +107,11 @@ export class SlidingWindowGate implements WeightGate {
     if (budget.ip <= 0 || budget.uid <= 0 || budget.windowMs <= 0)
       throw new Error("weight budgets and window must be positive");
     this.allowances = { ip: new Allowance(budget.ip), uid: new Allowance(budget.uid) };
+    this.heldBackMark = new HeldBackMark(clock);
+  }
+
+  recentlyHeldBack(withinMs: number): boolean {
+    return this.heldBackMark.within(withinMs);
   }
 
   acquire(cost: Weight, signal?: AbortSignal): Promise<Permit> {
@@ -122,7 +150,10 @@ export class SlidingWindowGate implements WeightGate {
       const now = this.clock();
       this.expire(now);
       const budgetWait = this.waitFor(cost, now);
-      if (budgetWait > 0) heldBack = true;
+      if (budgetWait > 0) {
+        heldBack = true;
+        this.heldBackMark.mark();
+      }
       const wait = Math.max(this.pausedUntil - now, budgetWait);
       if (wait <= 0) {
         const charge: Charge = { at: Infinity, ip: cost.ip, uid: cost.uid };

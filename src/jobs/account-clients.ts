@@ -8,6 +8,7 @@ import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import { exchangeClientFromConfig } from "../exchange/client-from-config.ts";
 import { redisBudgetGates } from "../exchange/budget-gates.ts";
+import { exchangeAgent } from "../exchange/http-client.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { AccountRuntime } from "./context.ts";
@@ -45,6 +46,11 @@ export function createAccountClients(
   metrics: Metrics,
 ): AccountClients {
   const gates = redisBudgetGates(config, redis, logger);
+  // One pool of keep-alive connections for every account: a fleet's runs reuse the connections
+  // warm from other accounts' runs instead of each account holding (or re-opening) its own.
+  const agent = exchangeAgent(
+    config.worker.egressLocalAddress === undefined ? {} : { localAddress: config.worker.egressLocalAddress },
+  );
   const runtimes = new Map<string, AccountRuntime>();
   const stops = new Map<string, { controller: AbortController; fingerprint: string }>();
   const retiring = new Map<NodeJS.Timeout, AccountRuntime["client"]>();
@@ -56,6 +62,7 @@ export function createAccountClients(
     const client = exchangeClientFromConfig(config, {
       credentials: account.credentials,
       gate,
+      dispatcher: agent,
       logger: logger.child({ account: account.name }),
       onResponse: ({ endpoint, status, durationMs }) => {
         metrics.apiRequest(endpoint, status, durationMs / 1000);
@@ -116,6 +123,7 @@ export function createAccountClients(
       const clients = [...runtimes.values()].map((r) => r.client).concat([...retiring.values()]);
       retiring.clear();
       await Promise.allSettled(clients.map((c) => c.close()));
+      await agent.close();
       await gates.close();
     },
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   ConfigError,
+  ipWeightSpent,
   loadConfig,
   parseInstant,
   requireCredentials,
@@ -16,7 +17,17 @@ describe("configuration", () => {
     expect(c.accountName).toBe("default");
     expect(c.coinIds).toEqual([]);
     expect(c.lookbackMs).toBe(600_000);
-    expect(c.rateLimit).toEqual({ ipWeight: 500, uidWeight: 500, windowMs: 10_000, backfillIpShare: 0.5 });
+    expect(c.rateLimit).toEqual({
+      ipWeight: 500,
+      uidWeight: 500,
+      windowMs: 10_000,
+      backfillIpShare: 0.5,
+      ipHeadroom: 0.1,
+    });
+    // The gates spend 90% of the IP budget by default.
+    expect(ipWeightSpent(c.rateLimit)).toBe(450);
+    expect(ipWeightSpent({ ...c.rateLimit, ipWeight: 1 })).toBe(1);
+    expect(ipWeightSpent({ ...c.rateLimit, ipHeadroom: 0 })).toBe(500);
     expect(c.logLevel).toBe("info");
     // BACKFILL_FROM defaults to 90 days ago.
     expect(before - c.backfillFromMs).toBeGreaterThanOrEqual(90 * 86_400_000 - 1000);

@@ -35,6 +35,8 @@ function processGates(egress: string): BudgetGates {
     // Long enough that nothing granted here expires while the test looks.
     RATE_LIMIT_WINDOW_MS: "60000",
     BACKFILL_IP_SHARE: "0.5",
+    // The whole IP budget, so the figures below are round.
+    RATE_LIMIT_IP_HEADROOM: "0",
   });
   const gates = redisBudgetGates(config, client, createLogger("silent"));
   all.push(gates);
@@ -93,5 +95,31 @@ describe("catch-up share of the IP budget", () => {
     for (let i = 0; i < 50; i++)
       expect(await grantedWithin((s) => g.forAccount(`c${i % 10}`).acquire(cost, s))).toBe(true);
     expect(await inCatchUp(() => grantedWithin((s) => g.forAccount("late").acquire(cost, s)))).toBe(false);
+  });
+
+  it("an IP budget that held back one account's request tells every account of the process", async () => {
+    const g = processGates("egress-pressure");
+    const elsewhere = processGates("egress-calm");
+    const quiet = g.forAccount("quiet");
+    expect(quiet.recentlyHeldBack(60_000)).toBe(false);
+    for (let i = 0; i < 50; i++) expect(await grantedWithin((s) => g.forAccount("busy").acquire(cost, s))).toBe(true);
+    expect(quiet.recentlyHeldBack(60_000)).toBe(false);
+    // The budget is full: the next request waits, and is held back.
+    expect(await grantedWithin((s) => g.forAccount("busy").acquire(cost, s))).toBe(false);
+    // The quiet account never asked, yet knows the budget sets the pace (it sends no hedges).
+    expect(quiet.recentlyHeldBack(60_000)).toBe(true);
+    expect(g.forAccount("new").recentlyHeldBack(60_000)).toBe(true);
+    // Another egress's accounts are not told.
+    expect(elsewhere.forAccount("quiet").recentlyHeldBack(60_000)).toBe(false);
+  });
+
+  it("a share that held back catching-up requests tells catching-up requests only", async () => {
+    const g = processGates("egress-share-pressure");
+    for (let i = 0; i < 25; i++)
+      expect(await inCatchUp(() => grantedWithin((s) => g.forAccount("bf").acquire(cost, s)))).toBe(true);
+    expect(await inCatchUp(() => grantedWithin((s) => g.forAccount("bf").acquire(cost, s)))).toBe(false);
+    const other = g.forAccount("other");
+    expect(await inCatchUp(async () => other.recentlyHeldBack(60_000))).toBe(true);
+    expect(other.recentlyHeldBack(60_000)).toBe(false);
   });
 });

@@ -342,6 +342,13 @@ const VARIABLES: Case[] = [
     says: /BACKFILL_IP_SHARE must be a fraction from 0 to 1/,
   },
   {
+    what: "RATE_LIMIT_IP_HEADROOM of the whole budget",
+    covers: "RATE_LIMIT_IP_HEADROOM",
+    args: WORKER,
+    env: { RATE_LIMIT_IP_HEADROOM: "1" },
+    says: /RATE_LIMIT_IP_HEADROOM must be a fraction from 0 to 0.9/,
+  },
+  {
     what: "EGRESS_ID with a tab",
     covers: "EGRESS_ID",
     args: WORKER,
