@@ -31,9 +31,10 @@ export class CapProof {
 
 /**
  * Probes [fromMs, toMs] when the page size is not settled; returns what can later prove a cap.
- * Not when a page size was learnt already and the whole range is one first window (`firstWindowMs`,
- * an account's incremental run at steady state): that window's own page teaches what the probe
- * would, so a quiet account costs one request per run instead of two.
+ * Not when the whole range is one first window (`firstWindowMs`: an account's incremental run at
+ * steady state, learnt page size or not): the probe would ask for that very range, so the window's
+ * own page teaches what the probe would, and a full page is narrowed and split like any other. A
+ * quiet account, and one that has never had a bill, costs one request per run instead of two.
  */
 export async function probePageSize(
   profile: ExchangeProfile,
@@ -43,7 +44,7 @@ export async function probePageSize(
   firstWindowMs = 0,
 ): Promise<CapProof | undefined> {
   if (profile.trust.pageSizeSettled || fromMs > toMs) return undefined;
-  if (profile.trust.pageSizeLearnt && toMs - fromMs + 1 <= firstWindowMs) return undefined;
+  if (toMs - fromMs + 1 <= firstWindowMs) return undefined;
   for (;;) {
     const from = Math.max(fromMs, toMs - profile.limits.maxWindowMs() + 1);
     try {
