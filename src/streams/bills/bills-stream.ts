@@ -281,7 +281,10 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   };
 
   try {
-    capProof = await probePageSize(profile, (q) => fetchPage(q), fromMs, range.toMs, sizer.widthMs);
+    // The probe's density sizes the first windows, unless the caller chose their width (a backfill
+    // window starts from the density stored around it: a better guess than the newest span's).
+    const seed = range.initialWindowMs === undefined ? (count: number, w: number) => sizer.seed(count, w) : undefined;
+    capProof = await probePageSize(profile, (q) => fetchPage(q), fromMs, range.toMs, sizer.widthMs, seed);
     while (!pipeline.finished) {
       const { fromMs: from, toMs: to, fetched } = await pipeline.head();
       if (fetched.complete) {

@@ -42,6 +42,7 @@ export async function probePageSize(
   fromMs: number,
   toMs: number,
   firstWindowMs = 0,
+  onDensity?: (count: number, widthMs: number) => void,
 ): Promise<CapProof | undefined> {
   if (profile.trust.pageSizeSettled || fromMs > toMs) return undefined;
   if (toMs - fromMs + 1 <= firstWindowMs) return undefined;
@@ -49,6 +50,11 @@ export async function probePageSize(
     const from = Math.max(fromMs, toMs - profile.limits.maxWindowMs() + 1);
     try {
       const page = await fetchPage(rangeQuery(from, toMs, PADDED, profile.limit));
+      // The span holds at least the page's bills (all of them, unless the page was cut): at most
+      // the width that density gives is what the run's first windows start at. A sparse account's
+      // history goes in a few wide windows instead of dozens grown 2x at a time from an hour; had
+      // the page been cut, the first windows come back full and are narrowed like any other.
+      onDensity?.(page.itemCount, toMs - from + 1);
       return page.itemCount < profile.limit ? new CapProof(from, toMs, page.itemCount, profile) : undefined;
     } catch (err) {
       // The span was learnt from the refusal: ask again within it.

@@ -118,6 +118,17 @@ export class WindowSizer {
     }
   }
 
+  /**
+   * Before the first window: a span of `widthMs` is known to hold `count` bills, or more (the
+   * page-size probe's page). The first windows start at the width that density gives, without the
+   * 2x growth limit (nothing sized earlier is in flight yet).
+   */
+  seed(count: number, widthMs: number): void {
+    this.add({ count, widthMs });
+    this.width = clamp(Math.floor(this.estimate()), 1, this.maxMs);
+    this.densityWidth = this.width;
+  }
+
   /** A window of `widthMs` held `count` bills: size the next one to the observed density. */
   observe(count: number, widthMs: number): void {
     // A single millisecond (typically a burst, narrowed down to) says nothing about the density

@@ -2,7 +2,7 @@
 // on one IP budget). The page-size probe runs only while it can teach something: not when the
 // run's whole range is one window, whose own page teaches the same, page size known or not.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox, type Sandbox } from "../../../src/sandbox/index.ts";
+import { startSandbox, type Sandbox, type SandboxOptions } from "../../../src/sandbox/index.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
 
@@ -16,6 +16,16 @@ afterAll(async () => {
   await sandbox.close();
   await m.close();
 });
+
+/** A sandbox of its own for one test (limits off, history up to a second ago). */
+async function withSandbox(o: SandboxOptions, fn: (s: Sandbox) => Promise<void>): Promise<void> {
+  const own = await startSandbox({ limits: null, endMs: Date.now() - 1000, ...o });
+  try {
+    await fn(own);
+  } finally {
+    await own.close();
+  }
+}
 
 describe("a quiet account at steady state", () => {
   it("costs one request per run, and a new bill still arrives exactly", async () => {
@@ -31,34 +41,31 @@ describe("a quiet account at steady state", () => {
   });
 
   it("an account that never had a bill costs one request per run, its first included", async () => {
-    const empty = await startSandbox({ seed: 13, billCount: 0, limits: null });
-    try {
+    await withSandbox({ seed: 13, billCount: 0 }, async (empty) => {
       for (let run = 0; run < 3; run++) {
         const s = await syncFromSandbox(m.db, empty, "never-billed", { fromMs: Date.now() - 10 * 60_000 });
         expect(s.requests).toBe(1);
       }
       expect(await storedBills(m.db, "never-billed")).toEqual([]);
-    } finally {
-      await empty.close();
-    }
+    });
+  });
+
+  it("a sparse account's first sync reads its history in windows as wide as the probe's page allows", async () => {
+    const from = Date.now() - 90 * 86_400_000;
+    await withSandbox({ seed: 15, billCount: 20, startMs: from }, async (sparse) => {
+      const s = await syncFromSandbox(m.db, sparse, "sparse", { fromMs: from });
+      // The probe, then 7-day windows: 1 + 13. Grown 2x from an hour, as before, it took 25.
+      expect(s.requests).toBeLessThanOrEqual(15);
+      expect(await storedBills(m.db, "sparse")).toEqual(asRows(sparse.truth()));
+    });
   });
 
   it("a first run of one window over more bills than a page is still exact without the probe", async () => {
-    const now = Date.now();
-    const capped = await startSandbox({
-      seed: 14,
-      billCount: 120,
-      limits: null,
-      startMs: now - 10 * 60_000,
-      endMs: now - 1000,
-      pageCap: 20,
-    });
-    try {
-      const s = await syncFromSandbox(m.db, capped, "capped", { fromMs: now - 10 * 60_000 });
+    const from = Date.now() - 10 * 60_000;
+    await withSandbox({ seed: 14, billCount: 120, startMs: from, pageCap: 20 }, async (capped) => {
+      const s = await syncFromSandbox(m.db, capped, "capped", { fromMs: from });
       expect(s.requests).toBeGreaterThan(6);
       expect(await storedBills(m.db, "capped")).toEqual(asRows(capped.truth()));
-    } finally {
-      await capped.close();
-    }
+    });
   });
 });

@@ -27,6 +27,18 @@ describe("window sizer", () => {
     expect(s.widthMs).toBe(8000);
   });
 
+  it("seeded by a complete page over a span: starts at that density's width, without the 2x step", () => {
+    const sparse = new WindowSizer({ limit: 100, initialMs: 3_600_000, maxMs: 7 * 86_400_000 });
+    sparse.seed(3, 7 * 86_400_000);
+    expect(sparse.widthMs).toBe(7 * 86_400_000); // 80 bills' worth would be wider than the widest
+    const dense = new WindowSizer({ limit: 100, initialMs: 3_600_000, maxMs: 7 * 86_400_000 });
+    dense.seed(90, 86_400_000);
+    expect(dense.widthMs).toBe(Math.floor((86_400_000 * target) / 90));
+    const empty = new WindowSizer({ limit: 100, initialMs: 3_600_000, maxMs: 7 * 86_400_000 });
+    empty.seed(0, 86_400_000);
+    expect(empty.widthMs).toBe(7 * 86_400_000);
+  });
+
   it("grows at most 2x per window on sparse history, and shrinks at most 4x on one busy window", () => {
     const s = sizer(1000);
     s.observe(0, 1000);
