@@ -259,6 +259,20 @@ describe("windows in flight", () => {
     expect(r.calls).toContain(stall.stalled());
   });
 
+  it("never hedges before the run has answered a few windows: there is no typical time to call it slow", async () => {
+    const all = evenHistory(1200);
+    // Every request is slower than the hedge's minimum; the first windows of the run are among them.
+    const r = await run(
+      all,
+      exact({ ordering: "desc" }),
+      { fromMs: 1000, toMs: 1040, limit: 100, initialWindowMs: 20, concurrency: 4, hedge: HEDGE_FAST },
+      { delay: () => 400 },
+    );
+    if (r.summary instanceof Error) throw r.summary;
+    expect(ids(r.stored.values())).toEqual(ids(all.filter((b) => b.cTimeMs <= 1040)));
+    expect((r.summary as BillsSyncSummary).requestsHedged).toBe(0);
+  });
+
   it("never hedges while the weight budget sets the pace", async () => {
     const all = evenHistory(1200);
     const stall = stallOnce(300);
