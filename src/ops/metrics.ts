@@ -6,8 +6,10 @@
 // series when it leaves. See docs/design/fleet-metrics.md.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ExchangeFacts } from "../store/exchange-profiles.ts";
-import type { AccountState } from "../store/fleet-health.ts";
 import { CHECKS } from "../verify/report.ts";
+import { FleetGauges, type FleetFigures } from "./fleet-metrics.ts";
+
+export type { FleetFigures } from "./fleet-metrics.ts";
 
 export const METRIC_PREFIX = "ledger_sync_";
 
@@ -54,16 +56,6 @@ export const STREAM_LABELS = ["bills", "snapshots"] as const;
  */
 export const SERIES_PER_ACCOUNT =
   3 + 3 + 2 * STREAM_LABELS.length + 5 + VERIFY_CHECK_LABELS.length + EXCHANGE_FACT_NAMES.length + 2;
-
-/** What refreshFleetGauges (fleet-gauges.ts) sets at every scrape, read from PostgreSQL. */
-export interface FleetFigures {
-  accounts: Record<AccountState, number>;
-  schedulerLagSeconds: number;
-  /** BILLS_INTERVAL_MS, so that the scheduler-lag alert follows the configuration. */
-  billsIntervalSeconds: number;
-  /** Every account with a known history depth; the others get no history series. */
-  history: readonly { account: string; depthDays: number; daysLeft: number }[];
-}
 
 /**
  * The facts as gauge values; null where not learnt (or still at its starting value, as `status`
@@ -119,12 +111,8 @@ export class Metrics {
   private readonly verifyFailures: Gauge<"account" | "check">;
   private readonly verifyLastRun: Gauge<"account">;
   private readonly exchangeFact: Gauge<"account" | "fact">;
-  private readonly accountsByState: Gauge<"state">;
-  private readonly schedulerLagSeconds: Gauge;
-  private readonly billsIntervalSeconds: Gauge;
-  private readonly historyDaysLeft: Gauge<"account">;
-  private readonly historyDepthDays: Gauge<"account">;
-  private readonly historyDaysLeftMin: Gauge;
+  /** The fleet's gauges (fleet-metrics.ts), on this registry. */
+  private readonly fleetGauges: FleetGauges;
   /** Stream labels used so far: forgetAccount removes (account, stream) series by their full labels. */
   private readonly streams = new Set<string>(STREAM_LABELS);
 
@@ -133,7 +121,7 @@ export class Metrics {
     const registers = [this.registry];
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
     const p = METRIC_PREFIX;
-
+    this.fleetGauges = new FleetGauges(registers, p);
     this.billsWrittenTotal = new Counter({
       name: `${p}bills_written_total`,
       help: "New bills inserted.",
@@ -267,51 +255,6 @@ export class Metrics {
       labelNames: ["account", "fact"],
       registers,
     });
-    this.accountsByState = new Gauge({
-      name: `${p}accounts`,
-      help:
-        "Accounts by state, from PostgreSQL at scrape time: fresh; stale (bills cursor behind by over " +
-        "HEALTH_MAX_SYNC_AGE_MS); failing (never synced, or the last verify failed); disabled.",
-      labelNames: ["state"],
-      registers,
-    });
-    this.schedulerLagSeconds = new Gauge({
-      name: `${p}scheduler_lag_seconds`,
-      help:
-        "How late the stalest due bills item of the fleet's schedule is (0: nothing overdue), " +
-        "from PostgreSQL at scrape time.",
-      registers,
-    });
-    this.billsIntervalSeconds = new Gauge({
-      name: `${p}bills_interval_seconds`,
-      help: "BILLS_INTERVAL_MS in seconds: how often each account's bills are due.",
-      registers,
-    });
-    this.historyDaysLeft = new Gauge({
-      name: `${p}history_days_left`,
-      help:
-        "Days until the exchange deletes the account's oldest bills not yet fetched: history depth less " +
-        "the age of the bills cursor. Absent when the depth is not known.",
-      labelNames: ["account"],
-      registers,
-    });
-    this.historyDepthDays = new Gauge({
-      name: `${p}history_depth_days`,
-      help:
-        "How many days of bills the exchange keeps for the account: learnt (exchange_profiles), " +
-        "else EXCHANGE_HISTORY_DAYS.",
-      labelNames: ["account"],
-      registers,
-    });
-    this.historyDaysLeftMin = new Gauge({
-      name: `${p}history_days_left_min`,
-      help: "The smallest history_days_left of the fleet. Absent when no account's depth is known.",
-      registers,
-    });
-    // Gauges without labels read 0 until set: absent says "not measured" instead.
-    this.schedulerLagSeconds.remove();
-    this.billsIntervalSeconds.remove();
-    this.historyDaysLeftMin.remove();
   }
 
   /** New bills inserted (0 is fine: it makes the series exist). */
@@ -417,35 +360,14 @@ export class Metrics {
     this.quarantinedRecords.set({ account }, n);
   }
 
-  /**
-   * The fleet gauges, read from PostgreSQL at scrape time (fleet-gauges.ts). The history series
-   * are replaced as a whole, so an account that left the fleet leaves them too.
-   */
+  /** The fleet gauges, read from PostgreSQL at scrape time (fleet-gauges.ts). */
   fleet(f: FleetFigures): void {
-    for (const [state, n] of Object.entries(f.accounts)) this.accountsByState.set({ state }, n);
-    this.schedulerLagSeconds.set(f.schedulerLagSeconds);
-    this.billsIntervalSeconds.set(f.billsIntervalSeconds);
-    this.historyDaysLeft.reset();
-    this.historyDepthDays.reset();
-    for (const h of f.history) {
-      this.historyDaysLeft.set({ account: h.account }, h.daysLeft);
-      this.historyDepthDays.set({ account: h.account }, h.depthDays);
-    }
-    const min = f.history.reduce((m, h) => Math.min(m, h.daysLeft), Infinity);
-    if (min === Infinity) this.historyDaysLeftMin.remove();
-    else this.historyDaysLeftMin.set(min);
+    this.fleetGauges.set(f);
   }
 
-  /**
-   * The fleet gauges go absent: figures PostgreSQL could not give are not served as if current
-   * (the stale-stream alert then counts bills from the workers' own success times instead).
-   */
+  /** The fleet gauges go absent (PostgreSQL could not give them): see FleetGauges.clear. */
   clearFleet(): void {
-    this.accountsByState.reset();
-    this.schedulerLagSeconds.remove();
-    this.historyDaysLeft.reset();
-    this.historyDepthDays.reset();
-    this.historyDaysLeftMin.remove();
+    this.fleetGauges.clear();
   }
 
   /**
@@ -463,10 +385,9 @@ export class Metrics {
       this.closedPeriodsChangedGauge,
       this.quarantinedRecords,
       this.verifyLastRun,
-      this.historyDaysLeft,
-      this.historyDepthDays,
     ];
     for (const m of byAccount) m.remove({ account });
+    this.fleetGauges.forget(account);
     for (const stream of this.streams) {
       this.syncLagSeconds.remove({ account, stream });
       this.lastSuccessTimestamp.remove({ account, stream });
