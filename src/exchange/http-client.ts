@@ -101,7 +101,6 @@ export class ExchangeClient {
   private readonly ownsDispatcher: boolean;
   private readonly backoff: BackoffOptions;
   private readonly maxWaitMs: number;
-  private lastThrottledAt = -Infinity;
   /** Requests called off while on the wire, still finishing (see attempt). */
   private readonly calledOff = new Set<Promise<unknown>>();
 
@@ -163,7 +162,7 @@ export class ExchangeClient {
    * would put the stream one window at a time, unhedged, for `withinMs`.
    */
   recentlyThrottled(withinMs = 10_000): boolean {
-    return Date.now() - this.lastThrottledAt < withinMs || this.opts.gate.recentlyHeldBack(withinMs);
+    return this.opts.gate.recentlyHeldBack(withinMs);
   }
 
   async close(): Promise<void> {
@@ -184,7 +183,6 @@ export class ExchangeClient {
    */
   private async attempt<T>(c: ApiCall<T>): Promise<Outcome<T>> {
     const permit = await this.opts.gate.acquire(c.weight, c.signal);
-    if (permit.heldBack) this.lastThrottledAt = Date.now();
     const signal = c.signal;
     if (!signal) return this.send(c, permit);
     // Grace for a request called off on the wire, then it is abandoned like a timed-out one.
