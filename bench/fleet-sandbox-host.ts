@@ -8,6 +8,7 @@ import { subscribe } from "node:diagnostics_channel";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { startSandbox, type SandboxBill, type SandboxOptions } from "../src/sandbox/index.ts";
+import { serveHost } from "./host-ipc.ts";
 
 /** Spec part 8 IP weights, as the sandbox charges them (src/sandbox/types.ts WEIGHTS). */
 const IP_WEIGHT: Record<string, number> = {
@@ -16,7 +17,6 @@ const IP_WEIGHT: Record<string, number> = {
   "/capi/v2/account/account": 1,
 };
 
-export type FleetHostRequest = { id: number } & FleetHostOp;
 export type FleetHostOp =
   | { op: "stats" }
   /** Starts a new phase: each address's phase peak starts again from its current window. */
@@ -28,7 +28,6 @@ export type FleetHostOp =
   | { op: "bills"; account: number }
   /** The primary account's history: count and digest. */
   | { op: "primary" };
-export type FleetHostReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };
 
 export interface AddressStats {
   requests: number;
@@ -177,7 +176,7 @@ const stats = (): FleetHostStats => ({
   appended: fleet.appended.length,
 });
 
-function answer(m: FleetHostRequest): unknown {
+function answer(m: FleetHostOp): unknown {
   switch (m.op) {
     case "stats":
       return stats();
@@ -209,24 +208,4 @@ function answer(m: FleetHostRequest): unknown {
   }
 }
 
-process.on("message", (m: FleetHostRequest) => {
-  let reply: FleetHostReply;
-  try {
-    reply = { id: m.id, ok: true, value: answer(m) };
-  } catch (err) {
-    reply = { id: m.id, ok: false, error: (err as Error).message };
-  }
-  process.send?.(reply);
-});
-
-let closing = false;
-const close = async () => {
-  if (closing) return;
-  closing = true;
-  await sandbox.close();
-  process.exit(0);
-};
-process.on("disconnect", () => void close());
-process.on("SIGTERM", () => void close());
-process.on("SIGINT", () => undefined); // the parent decides when to stop us
-process.send?.({ ready: sandbox.url });
+serveHost<FleetHostOp>(sandbox, answer);

@@ -2,7 +2,8 @@
 // responses does not compete with the client being measured for one event loop. The parent
 // drives it over IPC: stats, appending bills at runtime. It exits when the parent goes away.
 import { startSandbox, type SandboxOptions } from "../src/sandbox/index.ts";
-import type { HostReply, HostRequest, HostStats } from "./sandbox-process.ts";
+import { serveHost } from "./host-ipc.ts";
+import type { HostOp, HostStats } from "./sandbox-process.ts";
 
 /** Both ledger endpoints: v2 bills and v3 income. */
 const LEDGER_PATHS = ["/capi/v2/account/bills", "/capi/v3/account/income"];
@@ -24,56 +25,31 @@ const sandbox = await startSandbox({
 
 const stats = (): HostStats => ({ ...sandbox.stats(), firstBillsRequestAt, lastBillsResponseAt });
 
-process.on("message", (m: HostRequest) => {
-  let reply: HostReply;
-  try {
-    switch (m.op) {
-      case "stats":
-        reply = { id: m.id, ok: true, value: stats() };
-        break;
-      case "resetStats":
-        sandbox.resetStats();
-        firstBillsRequestAt = lastBillsResponseAt = undefined;
-        reply = { id: m.id, ok: true, value: null };
-        break;
-      case "append": {
-        const bill = sandbox.appendBill(m.bill ?? {});
-        reply = { id: m.id, ok: true, value: { bill, appendedAt: Date.now() } };
-        break;
-      }
-      case "hideLate": {
-        const truth = sandbox.truth();
-        const before = Date.now() - m.behindMs;
-        const late = [...truth]
-          .reverse()
-          .find(
-            (b) =>
-              b.cTimeMs < before && b.amount !== "0" && truth.some((x) => x.coin === b.coin && x.cTimeMs > b.cTimeMs),
-          );
-        if (late === undefined) throw new Error(`no bill ${m.behindMs} ms old with a later bill of its coin`);
-        sandbox.hideBill(late.billId);
-        reply = { id: m.id, ok: true, value: late };
-        break;
-      }
-      case "reveal":
-        sandbox.revealBill(m.billId);
-        reply = { id: m.id, ok: true, value: { revealedAt: Date.now() } };
-        break;
+serveHost<HostOp>(sandbox, (m) => {
+  switch (m.op) {
+    case "stats":
+      return stats();
+    case "resetStats":
+      sandbox.resetStats();
+      firstBillsRequestAt = lastBillsResponseAt = undefined;
+      return null;
+    case "append":
+      return { bill: sandbox.appendBill(m.bill ?? {}), appendedAt: Date.now() };
+    case "hideLate": {
+      const truth = sandbox.truth();
+      const before = Date.now() - m.behindMs;
+      const late = [...truth]
+        .reverse()
+        .find(
+          (b) =>
+            b.cTimeMs < before && b.amount !== "0" && truth.some((x) => x.coin === b.coin && x.cTimeMs > b.cTimeMs),
+        );
+      if (late === undefined) throw new Error(`no bill ${m.behindMs} ms old with a later bill of its coin`);
+      sandbox.hideBill(late.billId);
+      return late;
     }
-  } catch (err) {
-    reply = { id: m.id, ok: false, error: (err as Error).message };
+    case "reveal":
+      sandbox.revealBill(m.billId);
+      return { revealedAt: Date.now() };
   }
-  process.send?.(reply);
 });
-
-let closing = false;
-const close = async () => {
-  if (closing) return;
-  closing = true;
-  await sandbox.close();
-  process.exit(0);
-};
-process.on("disconnect", () => void close());
-process.on("SIGTERM", () => void close());
-process.on("SIGINT", () => undefined); // the parent decides when to stop us
-process.send?.({ ready: sandbox.url });
