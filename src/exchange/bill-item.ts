@@ -10,7 +10,9 @@ export interface Bill {
   /** Decimal digits exactly as sent. */
   billId: string;
   coin: string;
-  symbol: string;
+  /** The contract; null when the bill belongs to none (a deposit, withdrawal or transfer): the
+   *  exchange sends null, leaves it out or sends "", and all three are stored as SQL NULL. */
+  symbol: string | null;
   businessType: string;
   amount: string;
   balance: string;
@@ -75,6 +77,8 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
   const fields: Record<(typeof TEXT_FIELDS)[number], string> = { coin: "", symbol: "", businessType: "" };
   for (const key of TEXT_FIELDS) {
     const v = o[key];
+    // No contract: the exchange sends a null symbol, leaves it out or sends "" (all three become null below).
+    if (key === "symbol" && (v === null || v === undefined)) continue;
     if (typeof v !== "string") return reject(`${key} ${describe(v)} is not a string`, time);
     fields[key] = v;
   }
@@ -115,7 +119,8 @@ export function parseBillItem(item: JsonValue, source: ItemSource = {}): ItemRes
     bill: {
       billId,
       coin: fields.coin,
-      symbol: fields.symbol,
+      // One form for "no contract", whichever way it was sent: SQL NULL in bills.symbol.
+      symbol: fields.symbol === "" ? null : fields.symbol,
       businessType: fields.businessType,
       amount: decimals.amount,
       balance: decimals.balance,

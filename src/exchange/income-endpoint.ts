@@ -133,9 +133,9 @@ export function parseIncomeItem(item: JsonValue, text: string | undefined, inval
   }
   const o = item as { [key: string]: JsonValue };
   const asV2: { [key: string]: JsonValue } = {};
+  // A null or absent symbol (a transfer has no contract) goes on as it came: parseBillItem reads
+  // both, and "", as no contract.
   for (const [from, to] of RENAMES) if (o[from] !== undefined) asV2[to] = o[from];
-  // symbol may be null (a transfer has no contract): stored as "", as v2 sends it.
-  if (o.symbol === null) asV2.symbol = "";
   const r: ItemResult = parseBillItem(asV2, { text: rawText, invalidUtf8 });
   if (!r.ok) return r;
   const storable = toStorable(o, "item");

@@ -6,10 +6,13 @@
 // amount, balance, fill_fee, transfer_reason. Numbers are PostgreSQL's own text (NUMERIC keeps its
 // scale: 1.50 stays "1.50", as the exchange sent it); text columns are JSON strings (to_json), so
 // that no tab, line break or quote in a value can shift a column; a missing transfer_reason is null.
+// A symbol of no contract (NULL) is written "", as it was stored before symbol could be NULL: the
+// periods closed then re-digest to the same hash.
 import type { Db } from "../store/prisma.ts";
 
 /** The canonical line of a bill row `b` (SQL). */
-export const CANONICAL_LINE = `b.bill_id || E'\\t' || b.created_at_ms || E'\\t' || to_json(b.coin) || E'\\t' || to_json(b.symbol)
+export const CANONICAL_LINE = `b.bill_id || E'\\t' || b.created_at_ms
+  || E'\\t' || to_json(b.coin) || E'\\t' || to_json(coalesce(b.symbol, ''))
   || E'\\t' || to_json(b.business_type) || E'\\t' || b.amount || E'\\t' || b.balance || E'\\t' || b.fill_fee
   || E'\\t' || coalesce(to_json(b.transfer_reason)::text, 'null')`;
 

@@ -3,6 +3,7 @@
 // but its sample shows unquoted integers under the key `ctime`; the sandbox mixes all of these
 // so clients are tested against every spelling. The choice is made once per bill (flags stored
 // in the BillStore), so a bill is encoded identically in every response.
+import { billsSymbolJson } from "./null-symbols.ts";
 import type { Prng } from "./prng.ts";
 import type { BillStore } from "./store.ts";
 
@@ -51,7 +52,8 @@ function q(s: string): string {
   return JSON.stringify(s);
 }
 
-export function encodeItem(store: BillStore, i: number): string {
+/** `nullSymbols`: a bill of no contract is sent with symbol null (switch nullSymbols), else "". */
+export function encodeItem(store: BillStore, i: number, nullSymbols = false): string {
   const flags = store.enc[i] as number;
   const id = (store.ids[i] as bigint).toString();
   const time = String(store.times[i] as number);
@@ -60,7 +62,7 @@ export function encodeItem(store: BillStore, i: number): string {
   let s = "{";
   if (kind === EXTRA_FIRST_KIND) s += `${extra},`;
   s += `"billId":${flags & ID_AS_STRING ? `"${id}"` : id}`;
-  s += `,"coin":${q(store.coinAt(i))},"symbol":${q(store.symbolAt(i))}`;
+  s += `,"coin":${q(store.coinAt(i))},"symbol":${billsSymbolJson(store.symbolAt(i), nullSymbols)}`;
   s += `,"amount":${q(store.amounts[i] as string)},"businessType":${q(store.typeAt(i))}`;
   s += `,"balance":${q(store.balances[i] as string)},"fillFee":${q(store.fees[i] as string)}`;
   s += `,"${flags & TIME_KEY_CAMEL ? "cTime" : "ctime"}":${flags & TIME_AS_STRING ? `"${time}"` : time}`;
@@ -73,7 +75,8 @@ export function encodeBillsPage(
   store: BillStore,
   positions: readonly number[],
   hasNextPage: boolean | undefined,
+  nullSymbols = false,
 ): string {
-  const items = positions.map((p) => encodeItem(store, p));
+  const items = positions.map((p) => encodeItem(store, p, nullSymbols));
   return `{${hasNextPage === undefined ? "" : `"hasNextPage":${hasNextPage},`}"items":[${items.join(",")}]}`;
 }

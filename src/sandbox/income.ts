@@ -7,6 +7,7 @@
 // first by default (switch `incomeOrdering`). See README "v3 ledger endpoint (income)".
 import { DAY_MS, horizonMs, refusalMessage, REFUSAL_CODE, type Behaviours } from "./behaviours.ts";
 import { encodingOf } from "./encode.ts";
+import { incomeSymbolJson } from "./null-symbols.ts";
 import { filterFields, integer, isAbsent, type FilterIndexes, type Parsed } from "./query.ts";
 import { anyTypeIndex, type BillStore } from "./store.ts";
 
@@ -286,12 +287,11 @@ function jsonOrNull(v: string | null): string {
 }
 
 /** One item: asset = coin, income = amount, incomeType = businessType, time = ctime; decimals are
- *  v2's exact strings; symbol null when the bill has none. */
+ *  v2's exact strings; symbol null when the bill has none (null-symbols.ts). */
 export function encodeIncomeItem(s: BillStore, i: number): string {
-  const symbol = s.symbolAt(i);
   const type = s.typeAt(i);
   return (
-    `{"billId":${idJson(s, i)},"asset":${JSON.stringify(s.coinAt(i))},"symbol":${jsonOrNull(symbol || null)}` +
+    `{"billId":${idJson(s, i)},"asset":${JSON.stringify(s.coinAt(i))},"symbol":${incomeSymbolJson(s.symbolAt(i))}` +
     `,"income":${JSON.stringify(s.amounts[i])},"incomeType":${JSON.stringify(type)}` +
     `,"balance":${JSON.stringify(s.balances[i])},"fillFee":${JSON.stringify(s.fees[i])}` +
     `,"time":${timeJson(s, i)},"transferReason":${jsonOrNull(transferReasonOf(type))}}`

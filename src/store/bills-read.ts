@@ -18,7 +18,8 @@ export interface BillsRange {
 export interface BillMovement {
   billId: string;
   coin: string;
-  symbol: string;
+  /** null: a bill of no contract (a deposit, withdrawal or transfer). */
+  symbol: string | null;
   businessType: string;
   amount: string;
   fillFee: string;
@@ -51,7 +52,8 @@ export const EARLIEST_MS = 0;
 export const LATEST_MS = 8_640_000_000_000_000;
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const MOVEMENT = `bill_id AS "billId", coin, symbol, business_type AS "businessType", amount::text AS amount,
+const MOVEMENT = `bill_id AS "billId", coin, symbol,
+  business_type AS "businessType", amount::text AS amount,
   fill_fee::text AS "fillFee", ${iso("created_at")} AS "createdAt", created_at_ms::text AS "createdAtMs"`;
 
 /** A tax tool's columns: the largest ones (raw above all) are not read at all. */

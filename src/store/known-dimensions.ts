@@ -6,19 +6,20 @@ export interface KnownDimensions {
   coins: string[];
   /** businessType values stored (the spec's, and any others the exchange sent). */
   businessTypes: string[];
-  /** Symbols per coin. */
+  /** Symbols per coin; every stored coin is a key, and a coin whose bills have no contract has []. */
   symbolsByCoin: Map<string, string[]>;
 }
 
 export async function readKnownDimensions(db: Db, accountName: string): Promise<KnownDimensions> {
-  const rows = await db.$queryRawUnsafe<Array<{ coin: string; symbol: string }>>(
+  const rows = await db.$queryRawUnsafe<Array<{ coin: string; symbol: string | null }>>(
     "SELECT DISTINCT coin, symbol FROM bills WHERE account_name = $1",
     accountName,
   );
   const symbolsByCoin = new Map<string, string[]>();
   for (const { coin, symbol } of rows) {
     const list = symbolsByCoin.get(coin) ?? [];
-    list.push(symbol);
+    // NULL (no contract) is not a value the symbol filter can ask for.
+    if (symbol !== null) list.push(symbol);
     symbolsByCoin.set(coin, list);
   }
   const types = await db.$queryRawUnsafe<Array<{ business_type: string }>>(

@@ -118,6 +118,36 @@ describe("bill item parsing", () => {
   });
 });
 
+describe("symbol: a bill of no contract", () => {
+  const { symbol: _traded, ...noSymbol } = base;
+  const withdraw = { ...noSymbol, businessType: "withdraw", amount: "-5", cTime: "1700000000000" };
+  it.each([
+    ["null", { ...withdraw, symbol: null }],
+    ["left out", withdraw],
+    ['""', { ...withdraw, symbol: "" }],
+  ])("reads a symbol %s as null (no contract), the raw item as sent", (_how, item) => {
+    const r = parse(JSON.stringify(item));
+    expect(r).toMatchObject({ ok: true, bill: { symbol: null, businessType: "withdraw" } });
+    expect(r.ok && r.bill.raw).toEqual(item);
+  });
+
+  it("keeps a contract's symbol as sent", () => {
+    expect(parse(JSON.stringify({ ...base, cTime: "1" }))).toMatchObject({ ok: true, bill: { symbol: "cmt_btcusdt" } });
+  });
+
+  it.each([
+    [7, "symbol 7 is not a string"],
+    [{ name: "cmt_btcusdt" }, 'symbol {"name":"cmt_btcusdt"} is not a string'],
+    [["cmt_btcusdt"], 'symbol ["cmt_btcusdt"] is not a string'],
+    [false, "symbol false is not a string"],
+  ])("rejects a symbol %j, naming the field", (symbol, reason) => {
+    expect(parse(JSON.stringify({ ...withdraw, symbol }))).toMatchObject({
+      ok: false,
+      rejected: { reason, cTimeMs: 1700000000000 },
+    });
+  });
+});
+
 describe("transferReason (not in the spec; public sources show it on both endpoints)", () => {
   const item = (extra: string) =>
     `{"billId":"1","coin":"USDT","symbol":"","businessType":"trans_from_exchange","amount":"1","balance":"1","fillFee":"0","cTime":"1700000000000"${extra}}`;

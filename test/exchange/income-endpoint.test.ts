@@ -53,10 +53,35 @@ describe("v3 income endpoint", () => {
     expect(page.nextKey).toBeNull();
     expect(page.bills[0]).toMatchObject({
       billId: "42",
-      symbol: "",
+      symbol: null,
       cTimeMs: 1700000000000,
       transferReason: "USER_TRANSFER",
     });
+  });
+
+  it("reads a symbol null, left out or empty as no contract (null), raw as sent; a non-string is rejected", () => {
+    const item = (symbol: string) =>
+      `{"billId":"43","asset":"USDT"${symbol},"income":"-5","incomeType":"withdraw","balance":"5",` +
+      `"fillFee":"0","time":"1700000000001"}`;
+    for (const [symbol, raw] of [
+      [`,"symbol":null`, null],
+      ["", undefined],
+      [`,"symbol":""`, ""],
+    ] as const) {
+      const page = parse(`{"hasNextPage":false,"nextKey":null,"items":[${item(symbol)}]}`);
+      expect(page.rejected, symbol).toEqual([]);
+      expect(page.bills[0]!.symbol, symbol).toBeNull();
+      expect((page.bills[0]!.raw as Record<string, unknown>).symbol, symbol).toBe(raw);
+      expect(page.bills[0]!.rawText, symbol).toBe(item(symbol));
+    }
+    for (const [symbol, reason] of [
+      [`,"symbol":7`, "symbol 7 is not a string"],
+      [`,"symbol":{"name":"BTCUSDT"}`, 'symbol {"name":"BTCUSDT"} is not a string'],
+    ] as const) {
+      const page = parse(`{"hasNextPage":false,"nextKey":null,"items":[${item(symbol)}]}`);
+      expect(page.bills).toEqual([]);
+      expect(page.rejected).toEqual([{ rawText: item(symbol), reason, cTimeMs: 1700000000001 }]);
+    }
   });
 
   it("rejects a bad item alone, with its exact text and reason", () => {

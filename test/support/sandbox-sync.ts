@@ -50,7 +50,8 @@ export async function syncFromSandbox(
 type Row = {
   billId: string;
   coin: string;
-  symbol: string;
+  /** NULL: no contract. */
+  symbol: string | null;
   businessType: string;
   amount: string;
   balance: string;
@@ -72,7 +73,8 @@ export function asRows(truth: SandboxBill[]): Row[] {
   return truth.map((b) => ({
     billId: b.billId,
     coin: b.coin,
-    symbol: b.symbol,
+    // The sandbox's "" (no contract) is stored as NULL.
+    symbol: b.symbol === "" ? null : b.symbol,
     businessType: b.businessType,
     amount: b.amount,
     balance: b.balance,

@@ -68,9 +68,8 @@ export async function fetchFullMillisecond(
 
   const bySymbol = (coinFilters: Filters, coinPage: BillsPage) => {
     const coin = coinFilters.coin!;
-    const symbols = union(items.symbolsByCoin.get(coin) ?? [], known.symbolsByCoin.get(coin) ?? []).filter(
-      (s) => s !== "",
-    );
+    // Bills with no contract (symbol null) have no value to filter on: they are never among the candidates.
+    const symbols = union(items.symbolsByCoin.get(coin) ?? [], known.symbolsByCoin.get(coin) ?? []);
     return splitInto(
       ctx,
       query,

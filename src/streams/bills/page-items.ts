@@ -69,10 +69,11 @@ export class WindowItems {
     return { bills: [...this.bills.values()], rejected: [...this.rejected.values()] };
   }
 
+  /** A bill with no contract (symbol null) adds no symbol: null is not a value the filter can ask for. */
   private noteDimensions(b: Bill): void {
     this.coins.add(b.coin);
     let set = this.symbolsByCoin.get(b.coin);
     if (!set) this.symbolsByCoin.set(b.coin, (set = new Set()));
-    set.add(b.symbol);
+    if (b.symbol !== null) set.add(b.symbol);
   }
 }

@@ -27,7 +27,7 @@ export interface Exactness {
 interface Row {
   bill_id: string;
   coin: string;
-  symbol: string;
+  symbol: string | null;
   business_type: string;
   amount: string;
   balance: string;
@@ -55,9 +55,9 @@ FROM bills WHERE account_name = $1`;
 
 /** The fields of a stored row that differ from the truth bill ([] when the row is exact). */
 function differences(r: Row, b: SandboxBill): string[] {
-  const expected: [string, string, string | null][] = [
+  const expected: [string, string | null, string | null][] = [
     ["coin", b.coin, r.coin],
-    ["symbol", b.symbol, r.symbol],
+    ["symbol", b.symbol === "" ? null : b.symbol, r.symbol],
     ["business_type", b.businessType, r.business_type],
     ["amount", b.amount, r.amount],
     ["balance", b.balance, r.balance],

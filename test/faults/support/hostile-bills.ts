@@ -61,7 +61,8 @@ export const KNOWN_TYPES = [
 export interface ExpectedBill {
   billId: string;
   coin: string;
-  symbol: string;
+  /** null: no contract (sent as null, left out, or ""). */
+  symbol: string | null;
   businessType: string;
   amount: string;
   balance: string;
@@ -130,8 +131,11 @@ const hostileText = (nonEmpty: boolean) =>
 
 const coinField = (hostile: boolean) =>
   hostile ? hostileText(true) : cleanCoin.chain(spelledString).map(asScalar(textValue({ nonEmpty: true })));
+// A null symbol is a bill of no contract, as "" is (expected "", stored as null).
 const symbolField = (hostile: boolean) =>
-  hostile ? hostileText(false) : cleanSymbol.chain(spelledString).map(asScalar(textValue({ nonEmpty: false })));
+  hostile
+    ? hostileText(false).map((s) => (s.piece.val === null && !s.piece.badUtf8 ? { ...s, expected: "" } : s))
+    : cleanSymbol.chain(spelledString).map(asScalar(textValue({ nonEmpty: false })));
 const typeField = (hostile: boolean) =>
   hostile
     ? fc.oneof(
@@ -326,7 +330,9 @@ export function buildItem(spec: ItemSpec): ItemCase {
       ...(spec.dup?.key === k ? [spec.dup.value] : []),
     ];
     if (values.length === 0) {
-      defects.push(new RegExp(k));
+      // An absent symbol is a bill of no contract.
+      if (k === "symbol") expected[k] = "";
+      else defects.push(new RegExp(k));
       continue;
     }
     // A repeated key with a different value: the item cannot be trusted.
@@ -371,7 +377,7 @@ export function buildItem(spec: ItemSpec): ItemCase {
   const bill: ExpectedBill = {
     billId: expected.billId!,
     coin: expected.coin!,
-    symbol: expected.symbol!,
+    symbol: expected.symbol === "" ? null : expected.symbol!,
     businessType: expected.businessType!,
     amount: expected.amount!,
     balance: expected.balance!,

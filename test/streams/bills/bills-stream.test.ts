@@ -33,7 +33,10 @@ async function run(
     knownDimensions: async () => {
       const src = [...stored.values(), ...known];
       const symbolsByCoin = new Map<string, string[]>();
-      for (const b of src) symbolsByCoin.set(b.coin, [...new Set([...(symbolsByCoin.get(b.coin) ?? []), b.symbol])]);
+      for (const b of src) {
+        const symbols = [...(symbolsByCoin.get(b.coin) ?? []), ...(b.symbol === null ? [] : [b.symbol])];
+        symbolsByCoin.set(b.coin, [...new Set(symbols)]);
+      }
       return {
         coins: [...symbolsByCoin.keys()],
         symbolsByCoin,
