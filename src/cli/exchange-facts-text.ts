@@ -26,7 +26,7 @@ function isoSeconds(ms: number): string {
 /** The account's block of `status` text: a heading, then one indented line per learnt fact. */
 export function exchangeStatusLines(e: StoredExchangeFacts, now: Date = new Date()): string[] {
   const heading = `exchange ${e.account} (updated ${e.updatedAt.toISOString()})`;
-  const facts = describeExchangeFacts(e, now);
+  const facts = [...describeExchangeFacts(e, now), ...describeEndpointFacts(e)];
   return facts.length === 0 ? [`${heading}: nothing learnt yet`] : [`${heading}:`, ...facts.map((f) => `  ${f}`)];
 }
 
@@ -66,3 +66,17 @@ const HAS_NEXT_PAGE: Record<NonNullable<ExchangeFacts["hasNextPage"]>, string> =
   absent: "not sent; pages count as full by their size",
   distrusted: "proven unreliable; pages count as full by their size",
 };
+
+/** The endpoints learnt to be served or not (account read form, v3 balance), one line each. */
+export function describeEndpointFacts(e: Pick<StoredExchangeFacts, "accountEndpoint" | "v3BalanceServed">): string[] {
+  const lines: string[] = [];
+  if (e.accountEndpoint !== undefined)
+    lines.push(
+      e.accountEndpoint === "public"
+        ? "account read: /capi/v2/account/getAccount?coin= (the public docs' form; the seed's path is not served)"
+        : "account read: /capi/v2/account/account?coinId= (the seed's form)",
+    );
+  if (e.v3BalanceServed !== undefined)
+    lines.push(`v3 balance endpoint (/capi/v3/account/balance): ${e.v3BalanceServed ? "served" : "not served"}`);
+  return lines;
+}

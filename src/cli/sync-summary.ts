@@ -42,7 +42,7 @@ export function formatRunSummary(r: RunSummary): string {
       const ch = c.changes;
       const settings = ch.settingsChanged.fees + ch.settingsChanged.modes + ch.settingsChanged.leverages;
       lines.push(
-        `  coin ${c.coinId} (version ${c.version}): account ${ch.accountChanged ? "changed" : "unchanged"}, settings versions +${settings} (fees ${ch.settingsChanged.fees}, modes ${ch.settingsChanged.modes}, leverage ${ch.settingsChanged.leverages}), collateral changed ${ch.collateralChanged}, positions open ${c.positionsOpen}: opened ${ch.positions.opened}, changed ${ch.positions.changed}, closed ${ch.positions.closed}, reopened ${ch.positions.reopened}`,
+        `  coin ${c.coinId} (version ${c.version}): account ${ch.accountChanged ? "changed" : "unchanged"}, settings versions +${settings} (fees ${ch.settingsChanged.fees}, modes ${ch.settingsChanged.modes}, leverage ${ch.settingsChanged.leverages}), collateral changed ${ch.collateralChanged}, positions open ${c.positionsOpen ?? "(not sent)"}: opened ${ch.positions.opened}, changed ${ch.positions.changed}, closed ${ch.positions.closed}, reopened ${ch.positions.reopened}`,
       );
     }
     if (r.snapshots.prunedHistoryRows)

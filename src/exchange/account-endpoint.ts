@@ -1,12 +1,34 @@
 // GET /capi/v2/account/account?coinId= (spec 4.2): account settings, collateral and positions.
+// The public docs show another form of the same read (account-public.ts); which one an exchange
+// serves is learnt per account (streams/snapshots/account-forms.ts).
 import { accountResponseSchema, type AccountResponse } from "./account-record.ts";
 import { MalformedResponseError } from "./errors.ts";
 import type { ExchangeClient, ResponseInfo } from "./http-client.ts";
 import { describeIssues } from "./lossless-fields.ts";
 import { isLosslessNumber, toStorable, type JsonValue } from "./lossless-json.ts";
+import { PUBLIC_ACCOUNT_PATH } from "./account-public.ts";
 import { ENDPOINT_WEIGHTS } from "./weights.ts";
 
 export const ACCOUNT_PATH = "/capi/v2/account/account";
+
+/** seed: GET /capi/v2/account/account?coinId= (the spec's); public: GET /capi/v2/account/getAccount?coin=. */
+export type AccountForm = "seed" | "public";
+export const ACCOUNT_FORMS: readonly AccountForm[] = ["seed", "public"];
+export const ACCOUNT_FORM_PATHS: Readonly<Record<AccountForm, string>> = {
+  seed: ACCOUNT_PATH,
+  public: PUBLIC_ACCOUNT_PATH,
+};
+
+/** Both forms answered "not found": snapshots cannot be taken from this exchange as it is. */
+export class AccountEndpointNotServedError extends Error {
+  override name = "AccountEndpointNotServedError";
+  constructor(seed: Error, pub: Error) {
+    super(
+      `neither ${ACCOUNT_PATH} nor ${PUBLIC_ACCOUNT_PATH} is served: ${seed.message}; ${pub.message} ` +
+        "(check EXCHANGE_BASE_URL: it must be the exchange's contract API)",
+    );
+  }
+}
 
 /**
  * A body that is not a JSON object is a transport problem (retried by the client). A JSON object

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { bool, decimal, digits, epochMs, integerText, text } from "./lossless-fields.ts";
 
-const feeSetting = z.looseObject({
+export const feeSetting = z.looseObject({
   contract_id: digits.optional(),
   is_set_fee_rate: bool,
   taker_fee_rate: decimal,
@@ -17,14 +17,14 @@ const feeSetting = z.looseObject({
   maker_fee_discount: decimal,
 });
 
-const modeSetting = z.looseObject({
+export const modeSetting = z.looseObject({
   contract_id: digits.optional(),
   margin_mode: text,
   separated_mode: text,
   position_mode: text,
 });
 
-const leverageSetting = z.looseObject({
+export const leverageSetting = z.looseObject({
   contract_id: digits.optional(),
   isolated_long_leverage: decimal,
   isolated_short_leverage: decimal,
@@ -45,7 +45,7 @@ function byContract<T extends z.ZodType<{ contract_id?: string | undefined }>>(e
     });
 }
 
-const account = z.looseObject({
+export const accountRecord = z.looseObject({
   id: digits,
   user_id: digits,
   client_account_id: text,
@@ -64,12 +64,12 @@ const account = z.looseObject({
 });
 
 // margin_mode is part of collateral_current's primary key: a btree entry holds at most 2704 bytes.
-const indexedText = z
+export const indexedText = z
   .string()
   .min(1, "is empty")
   .refine((t) => Buffer.byteLength(t, "utf8") <= 1024, "is longer than 1024 bytes (PostgreSQL cannot index it)");
 
-const collateral = z.looseObject({
+export const collateralRecord = z.looseObject({
   account_id: digits,
   coin_id: digits,
   margin_mode: indexedText,
@@ -104,7 +104,7 @@ const collateral = z.looseObject({
 // Sequence ids are stored as NUMERIC(39,0): at most 39 digits.
 const sequenceId = digits.refine((d) => d.replace(/^0+(?=\d)/, "").length <= 39, "has more than 39 digits");
 
-const position = z.looseObject({
+export const positionRecord = z.looseObject({
   id: digits,
   account_id: digits,
   coin_id: digits,
@@ -136,21 +136,41 @@ const position = z.looseObject({
 
 export const accountResponseSchema = z
   .looseObject({
-    account,
-    collateral: z.array(collateral),
-    position: z.array(position),
+    account: accountRecord,
+    collateral: z.array(collateralRecord),
+    position: z.array(positionRecord),
     version: z.union([z.string(), digits]),
   })
-  .superRefine((r, ctx) => {
-    const seen = new Set<string>();
-    r.position.forEach((p, i) => {
-      if (seen.has(p.id))
-        ctx.addIssue({ code: "custom", path: ["position", i, "id"], message: `position id ${p.id} appears twice` });
-      seen.add(p.id);
-    });
+  .superRefine((r, ctx) => uniquePositions(r.position, ctx));
+
+/** Each position id once: it is positions_current's key. */
+export function uniquePositions(positions: readonly { id: string }[] | null | undefined, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  positions?.forEach((p, i) => {
+    if (seen.has(p.id))
+      ctx.addIssue({ code: "custom", path: ["position", i, "id"], message: `position id ${p.id} appears twice` });
+    seen.add(p.id);
   });
+}
 
 export type AccountResponse = z.output<typeof accountResponseSchema>;
+export type AccountRecord = z.output<typeof accountRecord>;
 export type FeeSettingRecord = z.output<typeof feeSetting>;
-export type CollateralRecord = z.output<typeof collateral>;
-export type PositionRecord = z.output<typeof position>;
+export type CollateralRecord = z.output<typeof collateralRecord>;
+export type PositionRecord = z.output<typeof positionRecord>;
+
+/**
+ * One coin's snapshot as either form of the account endpoint gives it (account-endpoint.ts,
+ * account-public.ts). What a form does not carry is null, never invented: the public form may
+ * carry no account record and no positions, and its `version` is null.
+ */
+export interface AccountSnapshot {
+  account: AccountRecord | null;
+  /** cross_symbol: the public form's crossSymbol ("" or absent: none). */
+  collateral: (CollateralRecord & { cross_symbol?: string })[];
+  position: PositionRecord[] | null;
+  version: string | null;
+}
+
+export type AccountSnapshotFetch =
+  { ok: true; response: AccountSnapshot; raw: unknown } | { ok: false; reason: string; rawText: string };

@@ -1,5 +1,6 @@
 // GET /capi/v2/account/account?coinId=...: a plausible, evolving, scriptable account state
-// (spec 2.3–2.6). This file owns the lifecycle; the parts live beside it:
+// (spec 2.3–2.6), also served in the public docs' form (account-public.ts). This file owns the
+// lifecycle; the parts live beside it:
 //   account-model.ts     state shape, initial account settings, counters
 //   account-positions.ts position arithmetic and the initial positions
 //   account-evolve.ts    one seeded evolution step
@@ -19,6 +20,7 @@ import { createHash } from "node:crypto";
 import { checkState, CUM_FIELDS } from "./account-fields.ts";
 import { evolveStep } from "./account-evolve.ts";
 import { AccountEncoder } from "./account-encode.ts";
+import { encodeBalances, encodePublicAccount } from "./account-public.ts";
 import { HistoryCollateral, type DerivedCollateral } from "./account-history.ts";
 import {
   createModel,
@@ -29,6 +31,7 @@ import {
   type CoinBook,
 } from "./account-model.ts";
 import { seedPositions } from "./account-positions.ts";
+import { COINS } from "./catalog.ts";
 import { Prng } from "./prng.ts";
 import type { BillStore } from "./store.ts";
 import type { AccountEvolution, SandboxAccountState, SandboxCollateral } from "./types.ts";
@@ -61,12 +64,24 @@ export class AccountBook {
     this.encoder = new AccountEncoder(o.seed);
   }
 
-  /** The response body for a coin id; in "per-request" mode the state then takes one step. */
-  serve(coinId: number): string {
+  /** The response body for a coin id, in the seed's form or the public docs' (account-public.ts);
+   *  in "per-request" mode the state then takes one step. */
+  serve(coinId: number, form: "seed" | "public" = "seed"): string {
     const book = this.refresh(String(coinId));
-    const body = this.encoder.encode(this.view(book));
+    const body = form === "public" ? encodePublicAccount(this.view(book)) : this.encoder.encode(this.view(book));
     if (this.o.evolution === "per-request") evolveStep(this.model, book, Date.now());
     return body;
+  }
+
+  /** GET /capi/v3/account/balance: per catalog coin with bills, the balance of its last bill at or
+   *  before now (what the primary collateral's amount follows too). */
+  balances(): string {
+    const now = Date.now();
+    const list = COINS.flatMap((coin) => {
+      const d = this.history.derive(coin, now);
+      return d === null ? [] : [{ asset: coin, balance: d.amount }];
+    });
+    return encodeBalances(list);
   }
 
   state(coinId: string): SandboxAccountState {

@@ -2,15 +2,23 @@
 // a retention horizon and a maximum time span (both refused with code -1170, HTTP 400 or 200),
 // a page-size cap below `limit`, an unreliable hasNextPage, and ignoring the time filter.
 // Here: the switches' validation and the request-level checks. The filter-time skew lives in
-// skew.ts, the unknown businessTypes in unknown-types.ts. See README "Behaviours of real exchanges".
+// skew.ts, the unknown businessTypes in unknown-types.ts, the null symbols in null-symbols.ts.
+// See README "Behaviours of real exchanges".
 import type { BillsQuery } from "./query.ts";
-import { UNKNOWN_BUSINESS_TYPES, type CoTenant, type HasNextMode, type SandboxOptions } from "./types.ts";
+import {
+  UNKNOWN_BUSINESS_TYPES,
+  type AccountEndpointMode,
+  type CoTenant,
+  type HasNextMode,
+  type SandboxOptions,
+} from "./types.ts";
 
 export const DAY_MS = 86_400_000;
 export const REFUSAL_CODE = "-1170";
 /** The span (days) the refusal message names when `maxSpanMs` is not set. */
 const DEFAULT_SPAN_DAYS = 100;
 const HAS_NEXT_MODES: readonly HasNextMode[] = ["honest", "absent", "always"];
+const ACCOUNT_ENDPOINTS: readonly AccountEndpointMode[] = ["seed", "public", "both"];
 
 export interface Behaviours {
   historyDays: number | null;
@@ -21,8 +29,14 @@ export interface Behaviours {
   filterSkewMs: number;
   unknownTypes: number;
   ignoreTimeFilter: boolean;
+  /** v2 sends symbol null for a bill of no contract (null-symbols.ts). */
+  nullSymbols: boolean;
   /** businessType filter values accepted beyond spec 4.1 (the unknown types, when switched on). */
   extraTypes: readonly string[];
+  /** Which account read path(s) are served; the other answers 404. */
+  accountEndpoint: AccountEndpointMode;
+  /** GET /capi/v3/account/balance is served. */
+  v3Balance: boolean;
 }
 
 function fail(name: string, want: string, v: unknown): never {
@@ -62,6 +76,13 @@ export function resolveBehaviours(o: SandboxOptions, billCount: number): Behavio
   if (unknownTypes > billCount) fail("unknownTypes", `at most billCount (${billCount})`, unknownTypes);
   const ignoreTimeFilter = o.ignoreTimeFilter ?? false;
   if (typeof ignoreTimeFilter !== "boolean") fail("ignoreTimeFilter", "a boolean", ignoreTimeFilter);
+  const accountEndpoint = o.accountEndpoint ?? "seed";
+  if (!ACCOUNT_ENDPOINTS.includes(accountEndpoint))
+    fail("accountEndpoint", '"seed", "public" or "both"', accountEndpoint);
+  const v3Balance = o.v3Balance ?? false;
+  if (typeof v3Balance !== "boolean") fail("v3Balance", "a boolean", v3Balance);
+  const nullSymbols = o.nullSymbols ?? false;
+  if (typeof nullSymbols !== "boolean") fail("nullSymbols", "a boolean", nullSymbols);
   return {
     historyDays,
     maxSpanMs,
@@ -71,7 +92,10 @@ export function resolveBehaviours(o: SandboxOptions, billCount: number): Behavio
     filterSkewMs,
     unknownTypes,
     ignoreTimeFilter,
+    nullSymbols,
     extraTypes: unknownTypes > 0 ? UNKNOWN_BUSINESS_TYPES : [],
+    accountEndpoint,
+    v3Balance,
   };
 }
 

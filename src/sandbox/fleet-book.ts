@@ -159,7 +159,7 @@ export class FleetBook {
       // The sandbox seed, not the account's: filter offsets depend on (seed, bill id) only, and
       // bill ids are unique sandbox-wide, so Sandbox.filterTimeOf holds for fleet bills too.
       filterTimes: this.o.filterSkewMs > 0 ? new FilterTimes(store, this.o.seed, this.o.filterSkewMs) : null,
-      accounts: { serve: (coinId) => this.book(i).serve(coinId) },
+      accounts: { serve: (coinId, form) => this.book(i).serve(coinId, form), balances: () => this.book(i).balances() },
       scopeOf: null,
     };
     m = { seed, history, ctx, book: null, activity: null };

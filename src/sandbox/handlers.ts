@@ -11,7 +11,17 @@ import type { Prng } from "./prng.ts";
 import { parseBillsQuery, selectBills, type FilterIndexes } from "./query.ts";
 import type { FilterTimes } from "./skew.ts";
 import type { BillStore } from "./store.ts";
-import { ACCOUNT_PATH, BILLS_PATH, INCOME_PATH, WEIGHTS, type Ordering, type SandboxCredentials } from "./types.ts";
+import { COIN_IDS } from "./catalog.ts";
+import {
+  ACCOUNT_PATH,
+  BALANCE_PATH,
+  BILLS_PATH,
+  INCOME_PATH,
+  PUBLIC_ACCOUNT_PATH,
+  WEIGHTS,
+  type Ordering,
+  type SandboxCredentials,
+} from "./types.ts";
 
 export interface Reply {
   status: number;
@@ -33,7 +43,7 @@ export interface HandlerContext {
   incomeOrdering: IncomeOrdering;
   startInclusive: boolean;
   endInclusive: boolean;
-  accounts: Pick<AccountBook, "serve">;
+  accounts: Pick<AccountBook, "serve" | "balances">;
   /** Behaviours of real exchanges (behaviours.ts); `filterTimes` only with filterSkewMs > 0. */
   behaviours: Behaviours;
   filterTimes: FilterTimes | null;
@@ -60,14 +70,7 @@ export function errorReply(status: number, code: string, msg: string): Reply {
 /** `charge` is false for a "truncated" fault: the body is produced but no weight is consumed.
  *  Every endpoint answers from the account the ACCESS-KEY belongs to; the UID budget is that key's. */
 export function handle(base: HandlerContext, call: IncomingCall, charge: boolean): Reply {
-  const endpoint =
-    call.method === "POST" && call.path === BILLS_PATH
-      ? "bills"
-      : call.method === "POST" && call.path === INCOME_PATH
-        ? "income"
-        : call.method === "GET" && call.path === ACCOUNT_PATH
-          ? "account"
-          : null;
+  const endpoint = route(base, call);
   if (endpoint === null) return errorReply(404, "404", `Not Found: ${call.method} ${call.path}`);
   const now = Date.now();
   const raw = call.headers["access-key"];
@@ -83,8 +86,31 @@ export function handle(base: HandlerContext, call: IncomingCall, charge: boolean
       return { status: 429, body: TOO_MANY_REQUESTS_BODY, contentType: JSON_TYPE };
     }
   }
-  if (endpoint === "income") return income(ctx, call, now);
-  return endpoint === "bills" ? bills(ctx, call, now) : account(ctx, call);
+  switch (endpoint) {
+    case "income":
+      return income(ctx, call, now);
+    case "bills":
+      return bills(ctx, call, now);
+    case "account":
+      return account(ctx, call);
+    case "accountPublic":
+      return publicAccount(ctx, call);
+    case "balance":
+      return { status: 200, body: ctx.accounts.balances(), contentType: JSON_TYPE };
+  }
+}
+
+/** The endpoint a request is for; null (404) for any other, and for the account read path and the
+ *  v3 balance endpoint the switches (accountEndpoint, v3Balance) do not serve. */
+function route(ctx: HandlerContext, call: IncomingCall): keyof typeof WEIGHTS | null {
+  const b = ctx.behaviours;
+  if (call.method === "POST" && call.path === BILLS_PATH) return "bills";
+  if (call.method === "POST" && call.path === INCOME_PATH) return "income";
+  if (call.method !== "GET") return null;
+  if (call.path === ACCOUNT_PATH && b.accountEndpoint !== "public") return "account";
+  if (call.path === PUBLIC_ACCOUNT_PATH && b.accountEndpoint !== "seed") return "accountPublic";
+  if (call.path === BALANCE_PATH && b.v3Balance) return "balance";
+  return null;
 }
 
 /** The v3 ledger endpoint (income.ts), after the same auth and the same limiter as bills. Of the
@@ -118,13 +144,22 @@ function bills(ctx: HandlerContext, call: IncomingCall, now: number): Reply {
   });
   const positions = view === null ? sel.positions : sel.positions.map((j) => view.axis.origin[j] as number);
   const page = shapePage(b, positions, sel.hasNextPage);
-  return { status: 200, body: encodeBillsPage(ctx.store, page.positions, page.hasNextPage), contentType: JSON_TYPE };
+  const body = encodeBillsPage(ctx.store, page.positions, page.hasNextPage, b.nullSymbols);
+  return { status: 200, body, contentType: JSON_TYPE };
 }
 
 function account(ctx: HandlerContext, call: IncomingCall): Reply {
   const coinId = parseCoinId(new URLSearchParams(call.query));
   if (coinId === null) return errorReply(400, "40009", "coinId is required and must be an integer");
   return { status: 200, body: ctx.accounts.serve(coinId), contentType: JSON_TYPE };
+}
+
+/** The public docs' form asks by coin name (catalog.ts: USDT, USDC). */
+function publicAccount(ctx: HandlerContext, call: IncomingCall): Reply {
+  const coin = new URLSearchParams(call.query).get("coin");
+  const coinId = coin === null ? undefined : COIN_IDS[coin];
+  if (coinId === undefined) return errorReply(400, "40009", "coin is required and must be a coin name such as USDT");
+  return { status: 200, body: ctx.accounts.serve(coinId, "public"), contentType: JSON_TYPE };
 }
 
 /** Hidden everywhere plus on one endpoint (the common case, nothing on either, costs nothing). */

@@ -4,6 +4,7 @@ export { DEFAULT_SANDBOX_CREDENTIALS, ALL_FAULT_KINDS, BUSINESS_TYPES, UNKNOWN_B
 export { sandboxExchangeEnv } from "./client-env.ts";
 export { fleetCredentials, fleetUid } from "./fleet.ts";
 export type {
+  AccountEndpointMode,
   AccountEvolution,
   FaultKind,
   FleetAppend,

@@ -114,9 +114,21 @@ export interface SandboxOptions {
   unknownTypes?: number;
   /** startTime/endTime are validated but do not filter. */
   ignoreTimeFilter?: boolean;
+  /** The v2 bills endpoint sends `"symbol": null` for a bill of no contract (deposits, withdrawals,
+   *  transfers), as the live exchange does; "" otherwise. v3 sends null either way (null-symbols.ts). */
+  nullSymbols?: boolean;
+  /** Which form of the account read is served (README "Account endpoints"); the other path answers 404.
+   *  Default "seed". */
+  accountEndpoint?: AccountEndpointMode;
+  /** Serve GET /capi/v3/account/balance (otherwise it answers 404). Default false. */
+  v3Balance?: boolean;
   /** Also serve N further accounts, each with its own key, UID, history and state (README "Fleet mode"). */
   fleet?: FleetOptions;
 }
+
+/** seed: GET /capi/v2/account/account?coinId= (the spec's); public: GET /capi/v2/account/getAccount?coin=
+ *  (the exchange's public docs'); both: either. */
+export type AccountEndpointMode = "seed" | "public" | "both";
 
 /** Fleet mode: many distinct accounts behind one sandbox, as the exchange serves them. */
 export interface FleetOptions {
@@ -376,10 +388,16 @@ export const BILLS_PATH = "/capi/v2/account/bills";
 export const ACCOUNT_PATH = "/capi/v2/account/account";
 /** The v3 ledger endpoint (income.ts). */
 export const INCOME_PATH = "/capi/v3/account/income";
+/** The account read as the exchange's public docs show it (account-public.ts). */
+export const PUBLIC_ACCOUNT_PATH = "/capi/v2/account/getAccount";
+/** Balances per asset (account-public.ts). */
+export const BALANCE_PATH = "/capi/v3/account/balance";
 
 /** Spec part 8 weights. */
 export const WEIGHTS = {
   bills: { ip: 2, uid: 5 },
   account: { ip: 1, uid: 1 },
   income: { ip: 2, uid: 5 },
+  accountPublic: { ip: 1, uid: 1 },
+  balance: { ip: 1, uid: 1 },
 } as const;

@@ -49,10 +49,12 @@ export async function collateralNear(
        ) c ORDER BY abs(extract(epoch FROM observed_at - ${AT})) LIMIT 1
      ),
      records AS (
-       SELECT DISTINCT ON (h.margin_mode, h.cross_contract_id, h.isolated_position_id) h.amount, h.isolated_position_id = '0' AS main
+       SELECT DISTINCT ON (h.margin_mode, h.cross_contract_id, h.cross_symbol, h.isolated_position_id)
+              h.amount, h.isolated_position_id = '0' AS main
        FROM collateral_history h, nearest n
        WHERE h.account_name = $1 AND h.coin_id = $2 AND h.observed_at <= n.observed_at
-       ORDER BY h.margin_mode, h.cross_contract_id, h.isolated_position_id, h.observed_at DESC, h.id DESC
+       ORDER BY h.margin_mode, h.cross_contract_id, h.cross_symbol, h.isolated_position_id,
+                h.observed_at DESC, h.id DESC
      )
      SELECT (extract(epoch FROM n.observed_at) * 1000)::bigint::text AS observed_ms,
             (SELECT sum(amount)::text FROM records) AS amount,

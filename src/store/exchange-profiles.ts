@@ -1,5 +1,6 @@
-// What ledger-sync has learnt about how the exchange serves one account's bills (issue 14), kept
-// across runs so that a later run never asks what the exchange refused before.
+// What ledger-sync has learnt about how the exchange serves one account's bills (issue 14), and
+// which of its account endpoints it serves (issue 26), kept across runs so that a later run never
+// asks what the exchange refused before.
 import type { Db } from "./prisma.ts";
 
 /** Learnt facts; null: not learnt (yet). */
@@ -35,7 +36,14 @@ export const NO_FACTS: ExchangeFacts = {
 export interface StoredExchangeFacts extends ExchangeFacts {
   account: string;
   updatedAt: Date;
+  /** Which form of the account read the exchange answered (present once learnt). */
+  accountEndpoint?: AccountEndpointForm;
+  /** Whether GET /capi/v3/account/balance is served (present once learnt). */
+  v3BalanceServed?: boolean;
 }
+
+/** seed: /capi/v2/account/account?coinId=; public: /capi/v2/account/getAccount?coin=. */
+export type AccountEndpointForm = "seed" | "public";
 
 interface ProfileRow {
   account_name: string;
@@ -48,6 +56,8 @@ interface ProfileRow {
   end_inclusive: boolean | null;
   has_next_page: ExchangeFacts["hasNextPage"];
   updated_at: Date;
+  account_endpoint?: AccountEndpointForm | null;
+  v3_balance_served?: boolean | null;
 }
 
 const COLUMNS =
@@ -106,6 +116,53 @@ export async function saveExchangeFacts(db: Db, account: string, facts: Exchange
 
 /** Every account's stored facts, by account name. */
 export async function readAllExchangeFacts(db: Db): Promise<StoredExchangeFacts[]> {
-  const rows = await db.$queryRawUnsafe<ProfileRow[]>(`SELECT ${COLUMNS} FROM exchange_profiles ORDER BY account_name`);
-  return rows.map((r) => ({ account: r.account_name, ...toFacts(r), updatedAt: r.updated_at }));
+  const rows = await db.$queryRawUnsafe<ProfileRow[]>(
+    `SELECT ${COLUMNS}, account_endpoint, v3_balance_served FROM exchange_profiles ORDER BY account_name`,
+  );
+  return rows.map((r) => ({
+    account: r.account_name,
+    ...toFacts(r),
+    updatedAt: r.updated_at,
+    ...(r.account_endpoint ? { accountEndpoint: r.account_endpoint } : {}),
+    ...(typeof r.v3_balance_served === "boolean" ? { v3BalanceServed: r.v3_balance_served } : {}),
+  }));
+}
+
+// The endpoint facts below are kept apart from the bills facts: each is learnt by its own caller,
+// and saveExchangeFacts leaves them as they are.
+
+/** Which form of the account read answered last; null: not learnt. */
+export async function readAccountEndpoint(db: Db, account: string): Promise<AccountEndpointForm | null> {
+  const rows = await db.$queryRawUnsafe<{ account_endpoint: AccountEndpointForm | null }[]>(
+    "SELECT account_endpoint FROM exchange_profiles WHERE account_name = $1",
+    account,
+  );
+  return rows[0]?.account_endpoint ?? null;
+}
+
+export async function recordAccountEndpoint(db: Db, account: string, form: AccountEndpointForm): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO exchange_profiles (account_name, account_endpoint, updated_at) VALUES ($1, $2::text, now())
+     ON CONFLICT (account_name) DO UPDATE SET account_endpoint = EXCLUDED.account_endpoint, updated_at = now()`,
+    account,
+    form,
+  );
+}
+
+/** Whether GET /capi/v3/account/balance is served: true, false, or null when not learnt. */
+export async function readV3BalanceServed(db: Db, account: string): Promise<boolean | null> {
+  const rows = await db.$queryRawUnsafe<{ v3_balance_served: boolean | null }[]>(
+    "SELECT v3_balance_served FROM exchange_profiles WHERE account_name = $1",
+    account,
+  );
+  return rows[0]?.v3_balance_served ?? null;
+}
+
+export async function recordV3BalanceServed(db: Db, account: string, served: boolean): Promise<void> {
+  await db.$executeRawUnsafe(
+    `INSERT INTO exchange_profiles (account_name, v3_balance_served, updated_at) VALUES ($1, $2::boolean, now())
+     ON CONFLICT (account_name) DO UPDATE SET v3_balance_served = EXCLUDED.v3_balance_served, updated_at = now()`,
+    account,
+    served,
+  );
 }

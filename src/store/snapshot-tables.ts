@@ -43,11 +43,19 @@ export const LEVERAGE_COLUMNS: Columns = numeric(
   "shared_leverage",
 );
 
-export const COLLATERAL_KEY = ["coin_id", "margin_mode", "cross_contract_id", "isolated_position_id"] as const;
+/** cross_symbol: the public form's crossSymbol ("" from the seed form); see docs/schema.md. */
+export const COLLATERAL_KEY = [
+  "coin_id",
+  "margin_mode",
+  "cross_contract_id",
+  "cross_symbol",
+  "isolated_position_id",
+] as const;
 export const COLLATERAL_COLUMNS: Columns = [
   ["coin_id", "text"],
   ["margin_mode", "text"],
   ["cross_contract_id", "text"],
+  ["cross_symbol", "text"],
   ["isolated_position_id", "text"],
   ["account_id", "text"],
   ...numeric(

@@ -1,6 +1,8 @@
 // Stores one snapshot (one fetch of one coin id) in ONE transaction: the account record, the three
 // settings tables, collateral and positions land together or not at all. History rows are written
-// only when content changed (content_hash); every fetch still updates last_seen_at.
+// only when content changed (content_hash); every fetch still updates last_seen_at. A record the
+// response did not carry (the public form may carry no account record and no positions) is null:
+// its tables are left as they are, so no change and no closing is recorded for it.
 import type { Prisma } from "./generated/client.ts";
 import type { Db } from "./prisma.ts";
 import { insertColumns, recordset, selectValues, updateFromExcluded } from "./snapshot-sql.ts";
@@ -23,13 +25,15 @@ export interface SnapshotWrite {
   coinId: string;
   version: string;
   takenAt: Date;
-  account: SnapshotRow;
+  /** null: the response carried no account record (account and settings left as they are). */
+  account: SnapshotRow | null;
   /** Settings rows carry contract_id besides their content columns. */
   fees: SnapshotRow[];
   modes: SnapshotRow[];
   leverages: SnapshotRow[];
   collateral: SnapshotRow[];
-  positions: SnapshotRow[];
+  /** null: the response carried no positions (none is opened, changed or closed). */
+  positions: SnapshotRow[] | null;
 }
 
 export interface SnapshotChanges {
@@ -45,7 +49,7 @@ export function commitSnapshot(db: Db, s: SnapshotWrite): Promise<SnapshotChange
   return db.$transaction(async (tx) => {
     await writeBookmark(tx, s);
     return {
-      accountChanged: await writeAccount(tx, s),
+      accountChanged: s.account === null ? false : await writeAccount(tx, s, s.account),
       settingsChanged: {
         fees: await writeSettings(tx, "fee_settings", FEE_COLUMNS, s.accountName, s.fees, s.takenAt),
         modes: await writeSettings(tx, "mode_settings", MODE_COLUMNS, s.accountName, s.modes, s.takenAt),
@@ -59,7 +63,10 @@ export function commitSnapshot(db: Db, s: SnapshotWrite): Promise<SnapshotChange
         ),
       },
       collateralChanged: await writeCollateral(tx, s),
-      positions: await writePositions(tx, s),
+      positions:
+        s.positions === null
+          ? { opened: 0, changed: 0, reopened: 0, closed: 0 }
+          : await writePositions(tx, s, s.positions),
     };
   });
 }
@@ -85,14 +92,14 @@ async function count(tx: Tx, sql: string, ...params: unknown[]): Promise<number>
 }
 
 /** A new account_snapshots row when the record differs from the latest one; else touch it. */
-async function writeAccount(tx: Tx, s: SnapshotWrite): Promise<boolean> {
+async function writeAccount(tx: Tx, s: SnapshotWrite, account: SnapshotRow): Promise<boolean> {
   const latest = await tx.$queryRawUnsafe<{ id: bigint; content_hash: string }[]>(
     "SELECT id, content_hash FROM account_snapshots WHERE account_name = $1 AND coin_id = $2 ORDER BY taken_at DESC, id DESC LIMIT 1 FOR UPDATE",
     s.accountName,
     s.coinId,
   );
   const current = latest[0];
-  if (current && current.content_hash === s.account.content_hash) {
+  if (current && current.content_hash === account.content_hash) {
     await tx.$executeRawUnsafe("UPDATE account_snapshots SET last_seen_at = $2 WHERE id = $1", current.id, s.takenAt);
     return false;
   }
@@ -100,7 +107,7 @@ async function writeAccount(tx: Tx, s: SnapshotWrite): Promise<boolean> {
     `INSERT INTO account_snapshots (account_name, coin_id, version, taken_at, last_seen_at, ${insertColumns(ACCOUNT_COLUMNS).join(", ")})
      SELECT $1, $3, $4, $5, $5, ${selectValues(ACCOUNT_COLUMNS).join(", ")} FROM ${recordset(ACCOUNT_COLUMNS, "$2")}`,
     s.accountName,
-    json([s.account]),
+    json([account]),
     s.coinId,
     s.version,
     s.takenAt,
@@ -189,7 +196,11 @@ async function writeCollateral(tx: Tx, s: SnapshotWrite): Promise<number> {
  * positions of this coin that the response no longer lists are closed (closed_at set, a 'closed'
  * history row repeating their last content). Nothing is deleted.
  */
-async function writePositions(tx: Tx, s: SnapshotWrite): Promise<SnapshotChanges["positions"]> {
+async function writePositions(
+  tx: Tx,
+  s: SnapshotWrite,
+  positions: SnapshotRow[],
+): Promise<SnapshotChanges["positions"]> {
   const events = await tx.$queryRawUnsafe<{ event: string; n: number }[]>(
     `WITH ins AS (
        INSERT INTO position_history (account_name, event, ${insertColumns(POSITION_COLUMNS).join(", ")}, observed_at)
@@ -200,10 +211,10 @@ async function writePositions(tx: Tx, s: SnapshotWrite): Promise<SnapshotChanges
        RETURNING event)
      SELECT event, count(*)::int AS n FROM ins GROUP BY event`,
     s.accountName,
-    json(s.positions),
+    json(positions),
     s.takenAt,
   );
-  if (s.positions.length > 0) {
+  if (positions.length > 0) {
     await tx.$executeRawUnsafe(
       `INSERT INTO positions_current AS c (account_name, ${insertColumns(POSITION_COLUMNS).join(", ")}, first_seen_at, changed_at, last_seen_at, closed_at)
        SELECT $1, ${selectValues(POSITION_COLUMNS).join(", ")}, $3, $3, $3, NULL FROM ${recordset(POSITION_COLUMNS, "$2")}
@@ -213,7 +224,7 @@ async function writePositions(tx: Tx, s: SnapshotWrite): Promise<SnapshotChanges
          last_seen_at = excluded.last_seen_at,
          closed_at = NULL`,
       s.accountName,
-      json(s.positions),
+      json(positions),
       s.takenAt,
     );
   }
@@ -231,7 +242,7 @@ async function writePositions(tx: Tx, s: SnapshotWrite): Promise<SnapshotChanges
     s.accountName,
     s.coinId,
     s.takenAt,
-    s.positions.map((p) => String(p.position_id)),
+    positions.map((p) => String(p.position_id)),
   );
   const n = (e: string) => events.find((r) => r.event === e)?.n ?? 0;
   return { opened: n("opened"), changed: n("changed"), reopened: n("reopened"), closed };

@@ -128,13 +128,14 @@ async function snapshotAt(
   const observedMs = Number(t.ms);
   // Each record as of that instant: its latest version observed at or before it.
   const rows = await db.$queryRawUnsafe<Record<string, string | boolean>[]>(
-    `SELECT DISTINCT ON (margin_mode, cross_contract_id, isolated_position_id)
-            margin_mode || '/' || cross_contract_id || '/' || isolated_position_id AS key, isolated_position_id = '0' AS main,
+    `SELECT DISTINCT ON (margin_mode, cross_contract_id, cross_symbol, isolated_position_id)
+            margin_mode || '/' || cross_contract_id || CASE cross_symbol WHEN '' THEN '' ELSE '/' || cross_symbol END
+              || '/' || isolated_position_id AS key, isolated_position_id = '0' AS main,
             amount::text AS amount, created_time_ms::text AS created_ms, updated_time_ms::text AS updated_ms,
             ${COUNTERS.map((c) => `${c}::text AS ${c}`).join(", ")}
      FROM collateral_history
      WHERE account_name = $1 AND coin_id = $2 AND observed_at <= to_timestamp($3::bigint / 1000.0)
-     ORDER BY margin_mode, cross_contract_id, isolated_position_id, observed_at DESC, id DESC`,
+     ORDER BY margin_mode, cross_contract_id, cross_symbol, isolated_position_id, observed_at DESC, id DESC`,
     account,
     coinId,
     String(observedMs),

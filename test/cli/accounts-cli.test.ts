@@ -84,6 +84,31 @@ describe("ledger-sync accounts", () => {
     expect(await query("SELECT name FROM accounts WHERE name = 'alpha-again'")).toEqual([]);
   });
 
+  it("add reads the UID through the public account read when the seed's path is not served", async () => {
+    const publicOnly = await startSandbox({
+      seed: SEED,
+      fleet: { accounts: 8, billsPerAccount: 30 },
+      accountEvolution: "manual",
+      accountEndpoint: "public",
+    });
+    try {
+      const env = { ...base, EXCHANGE_BASE_URL: publicOnly.url, ...keyEnv("P", 7) };
+      const r = await runCli(["accounts", "add", "public-form", "--coins", "2", "--from-env", "P"], {
+        ...env,
+        COIN_NAMES: "2=USDT",
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`account public-form added (UID ${fleetUid(SEED, 7)})`);
+      // The public form asks by coin name: without COIN_NAMES the error says what to set.
+      const unnamed = await runCli(["accounts", "add", "public-unnamed", "--coins", "2", "--from-env", "P"], env);
+      expect(unnamed.code).toBe(1);
+      expect(unnamed.stderr).toContain("set COIN_NAMES (e.g. 2=USDT)");
+    } finally {
+      await query("DELETE FROM accounts WHERE name = 'public-form'");
+      await publicOnly.close();
+    }
+  });
+
   it("a key the exchange refuses is not stored", async () => {
     const r = await runCli(["accounts", "add", "bad", "--coins", "2", "--from-env", "B"], {
       ...base,

@@ -3,9 +3,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   NO_FACTS,
+  readAccountEndpoint,
   readAllExchangeFacts,
   readExchangeFacts,
+  readV3BalanceServed,
+  recordAccountEndpoint,
+  recordV3BalanceServed,
   saveExchangeFacts,
+  type AccountEndpointForm,
   type ExchangeFacts,
 } from "../../src/store/exchange-profiles.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
@@ -91,5 +96,31 @@ describe("exchange_profiles", () => {
       saveExchangeFacts(t.db, "bad", { ...NO_FACTS, hasNextPage: "maybe" as ExchangeFacts["hasNextPage"] }),
     ).rejects.toThrow(/exchange_profiles_has_next_page_check/);
     expect(await readExchangeFacts(t.db, "bad")).toBeUndefined();
+  });
+
+  it("keeps the endpoint facts apart: recorded and read back, left alone by a save of the bills facts", async () => {
+    expect(await readAccountEndpoint(t.db, "endpoints")).toBeNull();
+    expect(await readV3BalanceServed(t.db, "endpoints")).toBeNull();
+    await recordAccountEndpoint(t.db, "endpoints", "public");
+    await recordV3BalanceServed(t.db, "endpoints", true);
+    await saveExchangeFacts(t.db, "endpoints", LEARNT);
+    expect(await readAccountEndpoint(t.db, "endpoints")).toBe("public");
+    expect(await readV3BalanceServed(t.db, "endpoints")).toBe(true);
+    expect(await readExchangeFacts(t.db, "endpoints")).toStrictEqual(LEARNT);
+    await recordAccountEndpoint(t.db, "endpoints", "seed");
+    await recordV3BalanceServed(t.db, "endpoints", false);
+    const [stored] = (await readAllExchangeFacts(t.db)).filter((f) => f.account === "endpoints");
+    expect(stored).toMatchObject({ ...LEARNT, accountEndpoint: "seed", v3BalanceServed: false });
+    // Not learnt: absent from the listing (as the status JSON shows it).
+    const [fresh] = (await readAllExchangeFacts(t.db)).filter((f) => f.account === "fresh");
+    expect(fresh).not.toHaveProperty("accountEndpoint");
+    expect(fresh).not.toHaveProperty("v3BalanceServed");
+  });
+
+  it("refuses an account endpoint form other than seed or public", async () => {
+    await expect(recordAccountEndpoint(t.db, "bad-form", "v3" as AccountEndpointForm)).rejects.toThrow(
+      /exchange_profiles_account_endpoint_check/,
+    );
+    expect(await readAccountEndpoint(t.db, "bad-form")).toBeNull();
   });
 });

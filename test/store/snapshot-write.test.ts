@@ -40,11 +40,11 @@ describe("commitSnapshot", () => {
     const write = toSnapshotWrite("atomic", "2", new Date(), parsed.response, parsed.raw);
     // Corrupt only the position row (validation is bypassed here on purpose): its statement
     // runs last and fails in the database.
-    write.positions[0]!.size = "not a number";
+    write.positions![0]!.size = "not a number";
     await expect(commitSnapshot(t.db, write)).rejects.toThrow(/numeric/);
     expect(await total()).toBe(0);
 
-    write.positions[0]!.size = "0.5";
+    write.positions![0]!.size = "0.5";
     await commitSnapshot(t.db, write);
     expect(await total()).toBe(8);
   });

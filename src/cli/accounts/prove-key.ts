@@ -3,10 +3,12 @@
 // one exchange account cannot be registered twice under two names.
 import type { Config, ExchangeCredentials } from "../../config/index.ts";
 import { fetchAccount } from "../../exchange/account-endpoint.ts";
+import { fetchPublicAccount } from "../../exchange/account-public.ts";
 import type { BudgetGates } from "../../exchange/budget-gates.ts";
 import { exchangeClientFromConfig } from "../../exchange/client-from-config.ts";
 import { ExchangeApiError } from "../../exchange/errors.ts";
 import type { Logger } from "../../log/logger.ts";
+import { AccountForms } from "../../streams/snapshots/account-forms.ts";
 
 /** The exchange refused the key, or its answer names no account: nothing was stored. */
 export class KeyRefusedError extends Error {
@@ -39,9 +41,30 @@ export async function proveKey(
     logger: logger.child({ account }),
   });
   try {
-    const r = await fetchAccount(client, coinId, signal);
+    // Either form of the account read, as snapshots ask it (the public one names the coin).
+    const forms = new AccountForms({
+      known: null,
+      fetch: {
+        seed: (coin) => fetchAccount(client, coin, signal),
+        public: (coin) => {
+          const name = config.coinNames[coin];
+          if (name === undefined)
+            throw new KeyRefusedError(
+              `account "${account}": the exchange serves the account read only by coin name: set COIN_NAMES (e.g. ${coin}=USDT)`,
+            );
+          return fetchPublicAccount(client, name, config.coinNames, signal);
+        },
+      },
+      record: async () => {},
+      logger,
+    });
+    const r = await forms.fetch(coinId);
     if (!r.ok)
       throw new KeyRefusedError(`account "${account}": the exchange's account answer is unusable: ${r.reason}`);
+    if (!r.response.account)
+      throw new KeyRefusedError(
+        `account "${account}": the exchange's account answer (${r.form} form) carries no account record, so no UID to register it by`,
+      );
     return r.response.account.user_id;
   } catch (err) {
     if (err instanceof ExchangeApiError)

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
-import type { HasNextMode, Ordering, SandboxOptions } from "../../sandbox/index.ts";
+import type { AccountEndpointMode, HasNextMode, Ordering, SandboxOptions } from "../../sandbox/index.ts";
 import { parseInstant } from "../../config/index.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 
@@ -87,8 +87,11 @@ export interface SandboxFlags {
   filterSkewMs?: number;
   unknownTypes?: number;
   ignoreTimeFilter?: boolean;
+  nullSymbols?: boolean;
   coTenant?: number;
   chargeRefused?: boolean;
+  accountEndpoint?: AccountEndpointMode;
+  v3Balance?: boolean;
   /** Fleet mode (README "Fleet mode"): N further accounts; the other two need it. */
   accounts?: number;
   billsPerAccount?: number;
@@ -120,8 +123,11 @@ export function sandboxOptionsFromFlags(o: SandboxFlags): SandboxOptions {
     ...(o.filterSkewMs === undefined ? {} : { filterSkewMs: o.filterSkewMs }),
     ...(o.unknownTypes === undefined ? {} : { unknownTypes: o.unknownTypes }),
     ...(o.ignoreTimeFilter ? { ignoreTimeFilter: true } : {}),
+    ...(o.nullSymbols ? { nullSymbols: true } : {}),
     ...(o.coTenant === undefined ? {} : { coTenant: { uidWeightPerSec: o.coTenant } }),
     ...(o.chargeRefused ? { chargeRefused: true } : {}),
+    ...(o.accountEndpoint === undefined ? {} : { accountEndpoint: o.accountEndpoint }),
+    ...(o.v3Balance ? { v3Balance: true } : {}),
     ...(o.accounts === undefined
       ? {}
       : {
@@ -159,8 +165,12 @@ export function behavioursLine(o: SandboxOptions): string | null {
   if (o.filterSkewMs !== undefined) parts.push(`filter skew up to ${o.filterSkewMs} ms`);
   if (o.unknownTypes !== undefined) parts.push(`${o.unknownTypes} bills of unknown types`);
   if (o.ignoreTimeFilter === true) parts.push("time filter ignored");
+  if (o.nullSymbols === true) parts.push("v2 symbol null for bills of no contract");
   if (o.coTenant !== undefined) parts.push(`another client on the UID spending ${o.coTenant.uidWeightPerSec} weight/s`);
   if (o.chargeRefused === true) parts.push("refused requests charged");
+  if (o.accountEndpoint !== undefined && o.accountEndpoint !== "seed")
+    parts.push(`account read served as ${o.accountEndpoint === "both" ? "both forms" : "the public form only"}`);
+  if (o.v3Balance === true) parts.push("v3 balance endpoint served");
   return parts.length === 0 ? null : `behaviours: ${parts.join(", ")}`;
 }
 
@@ -216,11 +226,24 @@ export function registerSandbox(program: Command): void {
     )
     .option("--ignore-time-filter", "accept startTime/endTime but do not filter on them")
     .option(
+      "--null-symbols",
+      'send "symbol": null on v2 for deposits, withdrawals and transfers (as the live exchange)',
+    )
+    .option(
       "--co-tenant <weight/s>",
       "another client on the same UID spends this UID weight per second, steadily",
       weightPerSec,
     )
     .option("--charge-refused", "charge requests refused with 429 against the budget too, as real exchanges do")
+    .addOption(
+      new Option(
+        "--account-endpoint <form>",
+        "account read path served: seed (/capi/v2/account/account), public (/capi/v2/account/getAccount) or both",
+      )
+        .choices(["seed", "public", "both"])
+        .default("seed"),
+    )
+    .option("--v3-balance", "serve GET /capi/v3/account/balance (404 otherwise)")
     .option(
       "--accounts <n>",
       "fleet mode: also serve N accounts, each with its own key, UID and history (keys fleet-<seed>-<i>)",

@@ -45,6 +45,7 @@ export function registerSnapshot(program: Command): void {
             logger,
             accountName: account.name,
             coinIds: account.coinIds,
+            coinNames: config.coinNames,
             retentionDays: config.snapshotRetentionDays,
             signal,
           });

@@ -59,6 +59,7 @@ export function registerSync(program: Command): void {
               logger,
               accountName: account.name,
               coinIds: account.coinIds,
+              coinNames: config.coinNames,
               retentionDays: config.snapshotRetentionDays,
               signal,
             });

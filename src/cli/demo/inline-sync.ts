@@ -53,6 +53,7 @@ export function startInlineSync(o: { config: Config; logger: Logger; db: Db; acc
         logger,
         accountName: account.name,
         coinIds: account.coinIds,
+        coinNames: config.coinNames,
         retentionDays: config.snapshotRetentionDays,
         signal,
       });

@@ -22,6 +22,7 @@ export async function processSnapshots(
       logger: ctx.logger,
       accountName: rt.account.name,
       coinIds: rt.account.coinIds,
+      coinNames: ctx.config.coinNames,
       retentionDays: ctx.config.snapshotRetentionDays,
       signal: lease.signal,
     });

@@ -2,14 +2,15 @@
 // store the snapshot in one transaction. A response that fails validation writes nothing of
 // itself: its exact text goes to quarantine with the reason, and the other coins carry on.
 import type { Logger } from "pino";
-import type { AccountFetch } from "../../exchange/account-endpoint.ts";
+import type { AccountSnapshotFetch } from "../../exchange/account-record.ts";
 import type { SnapshotChanges, SnapshotWrite } from "../../store/snapshot-write.ts";
 import { toSnapshotWrite } from "./mapping.ts";
 
 export const SNAPSHOTS_STREAM = "snapshots";
 
 export interface SnapshotsDeps {
-  fetchAccount: (coinId: string) => Promise<AccountFetch>;
+  /** `unstored`: records the response carried only in part, left as they were in the tables. */
+  fetchAccount: (coinId: string) => Promise<AccountSnapshotFetch & { unstored?: string[] }>;
   commitSnapshot: (write: SnapshotWrite) => Promise<SnapshotChanges>;
   quarantine: (item: { reason: string; rawText: string; context: Record<string, unknown> }) => Promise<void>;
   /** Prunes history older than the retention (SNAPSHOT_HISTORY_RETENTION_DAYS); absent: keep forever. */
@@ -20,7 +21,7 @@ export interface SnapshotsDeps {
 }
 
 export type CoinSnapshotResult =
-  | { coinId: string; outcome: "stored"; version: string; changes: SnapshotChanges; positionsOpen: number }
+  | { coinId: string; outcome: "stored"; version: string; changes: SnapshotChanges; positionsOpen: number | null }
   | { coinId: string; outcome: "quarantined"; reason: string };
 
 export interface SnapshotsSummary {
@@ -55,10 +56,22 @@ export async function syncSnapshots(
       coins.push({ coinId, outcome: "quarantined", reason: fetched.reason });
       continue;
     }
+    if (fetched.unstored)
+      logger.warn(
+        { unstored: fetched.unstored },
+        "account snapshot carries some records only in part: those are not stored and keep their last values",
+      );
     const write = toSnapshotWrite(accountName, coinId, takenAt, fetched.response, fetched.raw);
     const changes = await deps.commitSnapshot(write);
     logger.info({ version: write.version, changes }, "account snapshot stored");
-    coins.push({ coinId, outcome: "stored", version: write.version, changes, positionsOpen: write.positions.length });
+    coins.push({
+      coinId,
+      outcome: "stored",
+      version: write.version,
+      changes,
+      // null: the response carried no positions.
+      positionsOpen: write.positions?.length ?? null,
+    });
   }
   const prunedHistoryRows = deps.pruneHistory ? await deps.pruneHistory() : 0;
   return { coins, quarantined: coins.filter((c) => c.outcome === "quarantined").length, prunedHistoryRows };
