@@ -19,3 +19,8 @@ export function absoluteText(amount: string): string {
 export function isZeroText(amount: string): boolean {
   return directionOf(amount) === null;
 }
+
+/** The amount with a decimal point, as Koinly asks of every amount ("5" -> "5.0"). */
+export function withPoint(amount: string): string {
+  return amount.includes(".") ? amount : `${amount}.0`;
+}

@@ -2,18 +2,18 @@
 // trades"): Timestamp, Action, Source, Base, Volume, Price, Counter, Fee, FeeCcy, Comment, times
 // "YYYY/MM/DD HH:mm:ss" in the zone chosen at upload (choose UTC), every field but Comment required
 // (Fee "0" when none), and no ' " or \ anywhere (the comment is cleared of them, and of commas, so
-// that no field is ever quoted). Contract bills follow its section "Derivative Transactions Focusing
-// on Increase or Decrease in Margin": a margin increase is BONUS, a decrease LOSS, in the margin
-// coin, the price left blank for Cryptact to look up in JPY. Transfers between one's own accounts
-// are left out: Cryptact says they need not be included, and has no action for them. So a Cryptact
-// file sums to the account's result, not to its balance.
-import type { BillMovement } from "../store/bills-read.ts";
+// that no field is ever quoted). Cryptact imports only rows after the latest time already uploaded:
+// rows are oldest first. Contract bills follow its section "Derivative Transactions Focusing on
+// Increase or Decrease in Margin": a margin increase is BONUS, a decrease LOSS, in the margin coin,
+// the price left blank for Cryptact to look up in JPY; a round trip is one row, its net. Transfers
+// between one's own accounts are left out: Cryptact says they need not be included, and has no
+// action for them. So a Cryptact file sums to the account's result, not to its balance.
 import { csvLine } from "./csv.ts";
 import type { ExportFormat } from "./export-format.ts";
-import { taxMovement, type LabelTable } from "./tax-row.ts";
+import { billsText, contractSymbol, taxMovement, TRIP_END_TEXT, type LabelTable, type TaxRow } from "./tax-row.ts";
 import { cryptactDate } from "./utc-time.ts";
 
-/** null: the bill has no row. */
+/** null: the row is left out. */
 type Action = "BONUS" | "LOSS" | null;
 
 const MARGIN = { in: "BONUS", out: "LOSS" } as const;
@@ -31,25 +31,34 @@ export const CRYPTACT_ACTIONS: LabelTable<Action> = {
 const SOURCE = "WEEX";
 const FORBIDDEN = /['"\\,\r\n]/g;
 
+function comment(row: TaxRow): string {
+  if ("trip" in row.source) {
+    const t = row.source.trip;
+    const trip = `round trip ${t.symbol} ${t.side} of ${billsText(t.bills)}`;
+    return `${trip} to bill ${row.at.billId}: ${TRIP_END_TEXT[t.end]}`;
+  }
+  const bill = row.source.bill;
+  const symbol = contractSymbol(bill.symbol);
+  return `${bill.businessType}${symbol === null ? "" : ` ${symbol}`} bill ${bill.billId}`;
+}
+
 export const cryptact: ExportFormat = {
-  reads: "movement",
+  reads: "tax rows",
   header: csvLine(["Timestamp", "Action", "Source", "Base", "Volume", "Price", "Counter", "Fee", "FeeCcy", "Comment"]),
-  line(bill: BillMovement): string {
-    const m = taxMovement(bill, CRYPTACT_ACTIONS);
+  writer: () => (row: TaxRow) => {
+    const m = taxMovement(row, CRYPTACT_ACTIONS);
     if (m === null || m.label === null) return "";
-    const symbol = bill.symbol === "" ? "" : ` ${bill.symbol}`;
-    const comment = `${bill.businessType}${symbol} bill ${bill.billId}`.replace(FORBIDDEN, "");
     return csvLine([
-      cryptactDate(bill.createdAt),
+      cryptactDate(row.at.createdAt),
       m.label,
       SOURCE,
-      bill.coin,
+      row.coin,
       m.quantity,
       "",
       "JPY",
       "0",
       "JPY",
-      comment,
+      comment(row).replace(FORBIDDEN, ""),
     ]);
   },
 };

@@ -1,14 +1,10 @@
-// What every export format is: an optional header line, and for each bill its line (or nothing,
-// where the format has no row for that kind of bill). Lines end with "\n". A tax tool's format
-// reads only a bill's movement; our own formats read every column.
-import type { BillMovement, ExportBill } from "../store/bills-read.ts";
-
-interface FormatOf<Row> {
-  /** The header line, or "" for a format without one. */
-  header: string;
-  /** The bill's line, or "" when the format has no row for it. */
-  line(bill: Row): string;
-}
+// What every export format is: an optional header line, then lines. A tax tool's format writes a
+// line per tax row (a bill of its own or a netted round trip, tax-rows.ts), through a writer made
+// fresh for each export (a format may carry state from row to row); our own formats write a line per
+// bill, every column. Lines end with "\n"; "" is no line.
+import type { ExportBill } from "../store/bills-read.ts";
+import type { TaxRow } from "./tax-row.ts";
 
 export type ExportFormat =
-  (FormatOf<BillMovement> & { reads: "movement" }) | (FormatOf<ExportBill> & { reads: "every column" });
+  | { reads: "tax rows"; header: string; writer(): (row: TaxRow) => string }
+  | { reads: "every column"; header: string; line(bill: ExportBill): string };

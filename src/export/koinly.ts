@@ -1,14 +1,15 @@
 // Koinly's "Universal" custom CSV, as Koinly's help centre describes it ("How to create a custom CSV
 // file with your data"): Date, Sent Amount, Sent Currency, Received Amount, Received Currency, Fee
-// Amount, Fee Currency, Net Worth Amount, Net Worth Currency, Label, Description, TxHash. A bill is a
-// deposit (received) or a withdrawal (sent). Labels from "What are labels/tags?" and "Futures and
-// perpetuals (PNL transactions)": a contract's profit and loss rows carry "realized gain" (Koinly's
-// Realized P&L), income "income", expenses "cost"; own transfers no label, so Koinly can pair them.
-// Koinly's template writes dates "YYYY-MM-DD HH:mm UTC"; the seconds are kept.
-import type { BillMovement } from "../store/bills-read.ts";
+// Amount, Fee Currency, Net Worth Amount, Net Worth Currency, Tag, Description, TxHash, every amount
+// with a decimal point. A row is a deposit (received) or a withdrawal (sent). Tags from "What are
+// labels/tags?" and "Futures and perpetuals (PNL transactions)": a round trip's net and the other
+// results of a contract carry "realized gain" (Koinly's Realized P&L), income "income", expenses
+// "cost"; own transfers no tag, so Koinly can pair them. Koinly's template writes dates
+// "YYYY-MM-DD HH:mm UTC"; the seconds are kept.
+import { withPoint } from "./amount-text.ts";
 import { csvLine } from "./csv.ts";
 import type { ExportFormat } from "./export-format.ts";
-import { describeBill, sides, taxMovement, type LabelTable } from "./tax-row.ts";
+import { describeRow, sides, taxMovement, type LabelTable, type TaxRow } from "./tax-row.ts";
 import { koinlyDate } from "./utc-time.ts";
 
 export const KOINLY_LABELS: LabelTable<string> = {
@@ -23,7 +24,7 @@ export const KOINLY_LABELS: LabelTable<string> = {
 };
 
 export const koinly: ExportFormat = {
-  reads: "movement",
+  reads: "tax rows",
   header: csvLine([
     "Date",
     "Sent Amount",
@@ -34,18 +35,18 @@ export const koinly: ExportFormat = {
     "Fee Currency",
     "Net Worth Amount",
     "Net Worth Currency",
-    "Label",
+    "Tag",
     "Description",
     "TxHash",
   ]),
-  line(bill: BillMovement): string {
-    const m = taxMovement(bill, KOINLY_LABELS);
+  writer: () => (row: TaxRow) => {
+    const m = taxMovement(row, KOINLY_LABELS);
     if (m === null) return "";
-    const { sent, received } = sides(m, bill.coin);
+    const { sent, received } = sides(withPoint(m.quantity), m, row.coin);
     const noFee = ["", ""];
     const noNetWorth = ["", ""];
-    // TxHash holds the bill id: every row can be traced back to its bill.
-    const end = [m.label, describeBill(bill), bill.billId];
-    return csvLine([koinlyDate(bill.createdAt), ...sent, ...received, ...noFee, ...noNetWorth, ...end]);
+    // TxHash holds the bill id (a round trip's last close): every row can be traced back to its bill.
+    const end = [m.label, describeRow(row), row.at.billId];
+    return csvLine([koinlyDate(row.at.createdAt), ...sent, ...received, ...noFee, ...noNetWorth, ...end]);
   },
 };

@@ -95,9 +95,10 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
   };
 }
 
-/** A bar on the terminal's stderr: pages of the range done, bills, rate. */
+/** A bar on the terminal's stderr: pages read, bills, rate (a tax export reads from the first bill). */
 async function progressBar(client: pg.ClientBase, range: BillsRange, format: FormatName) {
-  const pages = Math.ceil((await countBills(client, range)) / EXPORT_PAGE_SIZE);
+  const read = FORMATS[format].reads === "tax rows" ? { ...range, fromMs: EARLIEST_MS } : range;
+  const pages = Math.ceil((await countBills(client, read)) / EXPORT_PAGE_SIZE);
   const bar = new ProgressReporter(`export ${format}`, process.stderr, undefined, "pages");
   return (bills: number) => bar.update({ done: Math.ceil(bills / EXPORT_PAGE_SIZE), total: pages, bills });
 }

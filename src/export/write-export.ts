@@ -1,18 +1,14 @@
-// Streams an export: the format's header, then each bill's line, page by page in ledger order, into
-// a writable stream. Memory stays flat whatever the size: one page of bills is held at a time, and
-// pipeline() waits for the stream to drain before it asks for the next page (back-pressure).
+// Streams an export: the format's header, then each bill's line (or each tax row's, tax-rows.ts),
+// page by page in ledger order, into a writable stream. Memory stays flat whatever the size: one
+// page of bills is held at a time (and a tax export's trips under way), and pipeline() waits for
+// the stream to drain before it asks for the next page (back-pressure).
 import type { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type pg from "pg";
-import {
-  EVERY_COLUMN,
-  ledgerPages,
-  MOVEMENT_COLUMNS,
-  type BillMovement,
-  type BillsRange,
-  type Selection,
-} from "../store/bills-read.ts";
+import { EVERY_COLUMN, ledgerPages, type BillsRange, type ExportBill } from "../store/bills-read.ts";
 import type { ExportFormat } from "./export-format.ts";
+import type { TaxRow } from "./tax-row.ts";
+import { taxRows } from "./tax-rows.ts";
 
 export interface ExportRun {
   client: pg.ClientBase;
@@ -28,7 +24,7 @@ export interface ExportRun {
 }
 
 export interface ExportTotals {
-  /** Bills read from the range. */
+  /** Bills read: the range's (a tax export's: from the account's first bill, see tax-rows.ts). */
   bills: number;
   /** Data lines written (a format may have no line for some bills). */
   lines: number;
@@ -39,25 +35,39 @@ export const EXPORT_PAGE_SIZE = 2000;
 export async function writeExport(o: ExportRun): Promise<ExportTotals> {
   const totals: ExportTotals = { bills: 0, lines: 0 };
   const pageSize = o.pageSize ?? EXPORT_PAGE_SIZE;
-  async function* chunksOf<Row extends BillMovement>(selection: Selection<Row>, line: (bill: Row) => string) {
-    for await (const page of ledgerPages(o.client, o.range, pageSize, selection)) {
+  const format = o.format;
+  function chunkOf<Row>(rows: Row[], line: (row: Row) => string): string {
+    let chunk = "";
+    for (const row of rows) {
+      const text = line(row);
+      if (text !== "") totals.lines++;
+      chunk += text;
+    }
+    return chunk;
+  }
+  async function* billChunks(line: (bill: ExportBill) => string) {
+    for await (const page of ledgerPages(o.client, o.range, pageSize, EVERY_COLUMN)) {
       o.signal.throwIfAborted();
-      let chunk = "";
-      for (const bill of page) {
-        const text = line(bill);
-        if (text !== "") totals.lines++;
-        chunk += text;
-      }
       totals.bills += page.length;
       o.onPage?.(totals.bills);
+      const chunk = chunkOf(page, line);
       if (chunk !== "") yield chunk;
     }
   }
-  const format = o.format;
+  async function* taxChunks(line: (row: TaxRow) => string) {
+    const onPage = (bills: number) => {
+      totals.bills = bills;
+      o.onPage?.(bills);
+    };
+    for await (const rows of taxRows({ client: o.client, range: o.range, pageSize, signal: o.signal, onPage })) {
+      const chunk = chunkOf(rows, line);
+      if (chunk !== "") yield chunk;
+    }
+  }
   async function* chunks() {
     if (format.header !== "") yield format.header;
-    if (format.reads === "movement") yield* chunksOf(MOVEMENT_COLUMNS, (bill) => format.line(bill));
-    else yield* chunksOf(EVERY_COLUMN, (bill) => format.line(bill));
+    if (format.reads === "tax rows") yield* taxChunks(format.writer());
+    else yield* billChunks((bill) => format.line(bill));
   }
   try {
     // The signal also stops a write that waits on a stalled reader of stdout.

@@ -13,6 +13,7 @@ import { labelsOf } from "../../src/export/tax-row.ts";
 import { runCli } from "../support/cli.ts";
 import { ACCOUNT, createExportFixture, OTHER_ACCOUNT, type ExportFixture } from "./export-fixture.ts";
 import { expectGolden } from "./golden.ts";
+import { perCloseOracle } from "./netting-oracle.ts";
 import { csvRecords } from "./parse-csv.ts";
 
 // Sums of NUMERIC values need more than decimal.js's default 20 significant digits.
@@ -46,16 +47,6 @@ const jsonlIds = (text: string) =>
     .filter(Boolean)
     .map((line) => (JSON.parse(line) as { bill_id: string }).bill_id);
 
-/** The database's sum of amounts per coin, over the account's bills of the given types. */
-async function storedSums(types: readonly string[]): Promise<Record<string, string>> {
-  const rows = await f.t.db.$queryRawUnsafe<{ coin: string; s: string }[]>(
-    "SELECT coin, sum(amount)::text AS s FROM bills WHERE account_name = $1 AND business_type = ANY($2) GROUP BY coin",
-    ACCOUNT,
-    [...types],
-  );
-  return Object.fromEntries(rows.map((r) => [r.coin, new Decimal(r.s).toFixed()]));
-}
-
 function sumsOf(rows: { coin: string; signed: Decimal }[]): Record<string, string> {
   const sums = new Map<string, Decimal>();
   for (const r of rows) sums.set(r.coin, (sums.get(r.coin) ?? new Decimal(0)).plus(r.signed));
@@ -79,35 +70,73 @@ describe("golden files", () => {
 });
 
 describe("exact", () => {
-  it.each([
-    ["koinly", "Amount"],
-    ["cointracker", "Quantity"],
-  ])("%s: received minus sent per coin equals the stored sum; a row per bill that moves money", async (format, of) => {
-    const rows = csvRecords(exported.get(format)!);
-    expect(rows.length).toBe(f.truth.filter((b) => !new Decimal(b.amount).isZero()).length);
+  /** Per coin: the own rows (those `keep` keeps) and the trips' nets; trips under way have no row yet. */
+  function expectedSums(keep: (businessType: string) => boolean) {
+    const { own, trips } = perCloseOracle(f.truth);
+    const rows = [
+      ...own.filter((b) => keep(b.businessType)).map((b) => ({ coin: b.coin, signed: new Decimal(b.amount) })),
+      ...trips.map((t) => ({ coin: t.coin, signed: new Decimal(t.net.toFixed()) })),
+    ];
+    return { sums: sumsOf(rows), rows: rows.filter((r) => !r.signed.isZero()).length };
+  }
+
+  it("the history has round trips under way at its end, and margin moves bound to a trip", () => {
+    const { underWay, trips } = perCloseOracle(f.truth);
+    expect(underWay.length).toBeGreaterThan(0);
+    expect(trips.length).toBeGreaterThan(10);
+  });
+
+  it("koinly: received minus sent per coin is the ledger's, a round trip one row, an open one none", () => {
+    const rows = csvRecords(exported.get("koinly")!);
+    const expected = expectedSums(() => true);
+    expect(rows.length).toBe(expected.rows);
     const sums = sumsOf(
       rows.map((r) => ({
         coin: r["Received Currency"] || r["Sent Currency"]!,
-        signed: signed(r[`Received ${of}`]!, r[`Sent ${of}`]!),
+        signed: signed(r["Received Amount"]!, r["Sent Amount"]!),
       })),
     );
-    expect(sums).toEqual(await storedSums(BUSINESS_TYPES));
+    expect(sums).toEqual(expected.sums);
   });
 
-  it("cryptact: BONUS minus LOSS per coin equals the stored sum of every bill but own transfers", async () => {
+  it("cointracker: the same, each quantity of at most 8 decimals, the file's totals the ledger's rounded", () => {
+    const rows = csvRecords(exported.get("cointracker")!);
+    for (const r of rows) expect(r["Received Quantity"]! + r["Sent Quantity"]!).toMatch(/^\d+(\.\d{1,8})?$/);
+    const sums = sumsOf(
+      rows.map((r) => ({
+        coin: r["Received Currency"] || r["Sent Currency"]!,
+        signed: signed(r["Received Quantity"]!, r["Sent Quantity"]!),
+      })),
+    );
+    const exact = expectedSums(() => true).sums;
+    const rounded = Object.fromEntries(
+      Object.entries(exact).map(([coin, s]) => [
+        coin,
+        new Decimal(s).toDecimalPlaces(8, Decimal.ROUND_HALF_EVEN).toFixed(),
+      ]),
+    );
+    expect(sums).toEqual(rounded);
+    // The ledger's USDT total needs 18 decimals: what the file cannot hold is less than half of 1e-8.
+    expect(exact.USDT).not.toBe(rounded.USDT);
+  });
+
+  it("cryptact: BONUS minus LOSS per coin is the ledger's but own transfers, oldest first", () => {
     const rows = csvRecords(exported.get("cryptact")!);
     const sums = sumsOf(
       rows.map((r) => ({ coin: r.Base!, signed: new Decimal(r.Volume!).times(r.Action === "BONUS" ? 1 : -1) })),
     );
     const counted = BUSINESS_TYPES.filter((t) => labelsOf(CRYPTACT_ACTIONS, t).in !== null);
     expect(counted.length).toBeLessThan(BUSINESS_TYPES.length);
-    expect(sums).toEqual(await storedSums(counted));
+    expect(sums).toEqual(expectedSums((t) => labelsOf(CRYPTACT_ACTIONS, t).in !== null).sums);
     for (const r of rows) expect(r.Comment).not.toMatch(/['"\\,]/);
+    const times = rows.map((r) => r.Timestamp!);
+    expect(times).toEqual([...times].sort());
   });
 
   it("ledger-csv and jsonl: every column as the database prints it, in ledger order", async () => {
     const stored = await f.t.db.$queryRawUnsafe<Record<string, string | null>[]>(
-      `SELECT account_name, bill_id, coin, symbol, business_type, amount::text, balance::text, fill_fee::text,
+      `SELECT account_name, bill_id, coin, symbol, business_type,
+              amount::text, balance::text, fill_fee::text,
               created_at_ms::text, raw::text, source, transfer_reason
        FROM bills WHERE account_name = $1 ORDER BY created_at, bill_id::numeric`,
       ACCOUNT,
@@ -122,7 +151,8 @@ describe("exact", () => {
     expect(lines.length).toBe(stored.length);
     stored.forEach((s, i) => {
       const { raw, transfer_reason, ...plain } = s;
-      expect(csv[i]).toMatchObject({ ...plain, transfer_reason: transfer_reason ?? "" });
+      // CSV writes NULL as an empty field, as COPY does; JSON lines write null.
+      expect(csv[i]).toMatchObject({ ...plain, symbol: plain.symbol ?? "", transfer_reason: transfer_reason ?? "" });
       expect(JSON.parse(csv[i]!.raw!)).toEqual(JSON.parse(raw!));
       expect(lines[i]).toMatchObject({ ...plain, transfer_reason, raw: JSON.parse(raw!) });
     });
