@@ -2,11 +2,14 @@
 // the digest) and one period_close_bills row per bill are written by ONE statement, so they come
 // from one snapshot of the bills; it writes only if the digest is still the one the statement was
 // computed beside, so figures and digest describe the same bills. Closing an unchanged period again
-// writes nothing; closing a changed one adds a row that supersedes the period's current close.
+// writes nothing; closing a changed one adds a row that supersedes the period's current close. A period
+// whose roll-forward is not tied is refused unless a reason is given (--accept-untied), which the
+// close keeps beside the roll-forward it accepted.
 import type { Db } from "../store/prisma.ts";
 import type { Period } from "../statement/period.ts";
 import { buildStatement, type Statement } from "../statement/statement.ts";
 import { assertClosable, assertMayClose, CloseRefused } from "./close-preconditions.ts";
+import { assertTiedOrAccepted, rollForwardRecord } from "./close-rollforward.ts";
 import { currentCloses, type PeriodCloseRow } from "./close-store.ts";
 import { DIGEST_OF_LINES, LINE_SHA256, PERIOD_LINES, periodDigest } from "./digest.ts";
 
@@ -17,22 +20,27 @@ export interface CloseOptions {
   lookbackMs: number;
   /** Who closes it (--by, by default the operating-system user). */
   closedBy: string;
+  /** --max-gap for the roll-forward (default: the statement's). */
+  maxGapMs?: number;
+  /** --accept-untied: why a period that is not tied is closed anyway (non-empty). */
+  acceptUntied?: string;
 }
 
 export type CloseOutcome =
   | { status: "closed"; close: PeriodCloseRow; superseded: PeriodCloseRow | null; statement: Statement }
   | { status: "unchanged"; close: PeriodCloseRow };
 
-// $1 account, $2 from, $3 to (PERIOD_LINES), $4 label, $5 expected digest, $6 figures, $7 by, $8 supersedes.
+// $1 account, $2 from, $3 to (PERIOD_LINES), $4 label, $5 expected digest, $6 figures, $7 by, $8 supersedes,
+// $9 roll-forward, $10 the reason it was accepted untied.
 const INSERT_CLOSE = `
 WITH lines AS (${PERIOD_LINES}),
 sealed AS (SELECT ${DIGEST_OF_LINES} AS digest, count(*)::int AS bills FROM lines),
 new_close AS (
   INSERT INTO period_closes (account_name, period, period_start, period_end, period_start_ms, period_end_ms,
-                             bill_count, digest, figures, closed_by, supersedes)
+                             bill_count, digest, figures, closed_by, supersedes, rollforward, untied_reason)
   SELECT $1, $4, timestamptz 'epoch' + $2::bigint * interval '1 millisecond',
          timestamptz 'epoch' + $3::bigint * interval '1 millisecond', $2::bigint, $3::bigint,
-         s.bills, s.digest, $6::jsonb, $7, $8::bigint
+         s.bills, s.digest, $6::jsonb, $7, $8::bigint, $9::jsonb, $10
   FROM sealed s WHERE s.digest = $5
   RETURNING id
 ),
@@ -56,8 +64,17 @@ export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome
   const current = await currentClose(db, o.account, o.period);
   // Sealed with these very bills already: nothing to prove again, nothing to write.
   if (current && current.digest === before.digest) return { status: "unchanged", close: current };
+  if (o.acceptUntied !== undefined && o.acceptUntied.trim() === "")
+    throw new CloseRefused("--accept-untied needs a reason: say why the period is closed although not tied");
   await assertClosable(db, o);
-  const statement = await buildStatement(db, { account: o.account, period: o.period, coinNames: o.coinNames });
+  const statement = await buildStatement(db, {
+    account: o.account,
+    period: o.period,
+    coinNames: o.coinNames,
+    maxGapMs: o.maxGapMs,
+  });
+  assertTiedOrAccepted(statement, o.acceptUntied);
+  const tied = statement.rollForward.status === "tied";
   let inserted: { id: string | null }[];
   try {
     inserted = await db.$queryRawUnsafe<{ id: string | null }[]>(
@@ -70,6 +87,8 @@ export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome
       JSON.stringify(statement),
       o.closedBy,
       current?.id ?? null,
+      JSON.stringify(rollForwardRecord(statement)),
+      tied ? null : o.acceptUntied!.trim(),
     );
   } catch (err) {
     // The chain's unique indexes: another close of this period was stored since we looked.

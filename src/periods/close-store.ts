@@ -16,6 +16,10 @@ export interface PeriodCloseRow {
   supersedes: string | null;
   /** How many times the period was closed (this close and those it superseded, directly or not). */
   closes: number;
+  /** The roll-forward's status when closed (null: closed before the roll-forward existed). */
+  rollForward: string | null;
+  /** Why it was closed although not tied (--accept-untied); null when tied. */
+  untiedReason: string | null;
 }
 
 interface Row {
@@ -31,6 +35,8 @@ interface Row {
   closed_at: Date;
   supersedes: string | null;
   closes: number;
+  rollforward: string | null;
+  untied_reason: string | null;
 }
 
 export interface CloseFilter {
@@ -47,7 +53,7 @@ export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<Period
   const rows = await db.$queryRawUnsafe<Row[]>(
     `SELECT p.id::text, p.account_name AS account, p.period, p.period_start_ms::text AS from_ms,
             p.period_end_ms::text AS to_ms, p.bill_count, p.digest, p.closed_by, p.db_user, p.closed_at,
-            p.supersedes::text,
+            p.supersedes::text, p.rollforward->>'status' AS rollforward, p.untied_reason,
             (SELECT count(*)::int FROM period_closes x WHERE x.account_name = p.account_name
                AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes
      FROM period_closes p
@@ -73,5 +79,7 @@ export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<Period
     closedAt: r.closed_at,
     supersedes: r.supersedes,
     closes: r.closes,
+    rollForward: r.rollforward,
+    untiedReason: r.untied_reason,
   }));
 }

@@ -1,6 +1,7 @@
 // The text forms of `ledger-sync close`: what a close did, and the list of closed periods.
 import { textTable } from "../statement/text-table.ts";
 import type { CloseOutcome } from "./close-period.ts";
+import { untiedCoins } from "./close-rollforward.ts";
 import type { ClosedPeriodListing } from "./list-closes.ts";
 
 export function formatCloseOutcome(o: CloseOutcome): string {
@@ -12,8 +13,13 @@ export function formatCloseOutcome(o: CloseOutcome): string {
     ? `; its bills changed since close #${o.superseded.id} (${o.superseded.billCount} bill(s), sha256 ${o.superseded.digest}), which this one supersedes`
     : "";
   const broken = o.statement.coins.filter((x) => !x.chain.ok).map((x) => x.coin);
+  const untied = c.untiedReason
+    ? `accepted untied (roll-forward ${c.rollForward}: ${untiedCoins(o.statement).join("; ")}), ` +
+      `reason: ${c.untiedReason}\n`
+    : `roll-forward: ${c.rollForward}\n`;
   return (
     `closed ${c.period} of account "${c.account}": close #${c.id} by ${c.closedBy} (database role ${c.dbUser}) at ${c.closedAt.toISOString()}, ${sealed}${again}\n` +
+    untied +
     (broken.length
       ? `note: the balance chain does not hold for ${broken.join(", ")} (see \`ledger-sync statement\`)\n`
       : "")
@@ -37,6 +43,8 @@ export function formatListing(rows: ClosedPeriodListing[]): string {
       { header: "close", right: true },
       { header: "sha256" },
       { header: "changes" },
+      { header: "roll-forward" },
+      { header: "accepted untied" },
     ],
     rows.map((r) => [
       r.account,
@@ -48,6 +56,8 @@ export function formatListing(rows: ClosedPeriodListing[]): string {
       `#${r.closeId}${r.closes > 1 ? ` (${r.closes} closes)` : ""}`,
       r.digest,
       changes(r),
+      r.rollForward ?? "-",
+      r.untiedReason ?? "",
     ]),
   ).join("\n")}\n`;
 }

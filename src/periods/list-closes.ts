@@ -1,6 +1,7 @@
 // `ledger-sync close --list`: every closed period with the digest that sealed it and its state now,
 // `intact` (the bills hash to the sealed digest) or `changed` (how many bills changed, were added or
-// went missing; `verify` names them). Read-only.
+// went missing; `verify` names them), with its roll-forward's status at close time and the reason it
+// was accepted untied, if it was. Read-only.
 import { iso } from "../statement/period.ts";
 import type { Db } from "../store/prisma.ts";
 import { currentCloses } from "./close-store.ts";
@@ -26,6 +27,10 @@ export interface ClosedPeriodListing {
   billsNow: number;
   digestNow: string;
   changes: Record<BillChangeKind, number>;
+  /** tied / not tied / unreconcilable when closed; null: closed before the roll-forward existed. */
+  rollForward: string | null;
+  /** --accept-untied's reason; null when the period closed tied. */
+  untiedReason: string | null;
 }
 
 export async function listClosedPeriods(db: Db, account?: string): Promise<ClosedPeriodListing[]> {
@@ -51,6 +56,8 @@ export async function listClosedPeriods(db: Db, account?: string): Promise<Close
       digestNow: now.digest,
       // Counts only: one bill of each kind is enough to carry its kind's count.
       changes: intact ? { changed: 0, added: 0, missing: 0 } : (await diffClosedPeriod(db, close, 1)).counts,
+      rollForward: close.rollForward,
+      untiedReason: close.untiedReason,
     });
   }
   return out;

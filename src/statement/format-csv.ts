@@ -2,6 +2,7 @@
 // spreadsheet or a script reads as is: one row per figure, its kind in `item`, decimals exact.
 import { csvLine } from "../export/csv.ts";
 import type { Statement } from "./statement.ts";
+import { rollForwardLines } from "./rollforward-wording.ts";
 import { chainSentence, pointNote } from "./wording.ts";
 
 const HEADER = [
@@ -53,6 +54,31 @@ export function formatStatementCsv(s: Statement): string {
       });
       row("ledger_balance_at_collateral", { amount: x.ledgerBalance ?? "", note: `difference ${x.difference ?? "-"}` });
     }
+    // The roll-forward: each equality's difference as the amount, its mark, figures and reason as the note.
+    const [chain, reported] = rollForwardLines(c);
+    const r = c.rollForward.reported;
+    const note = (l: typeof chain) => [l!.mark, l!.figures, l!.reason].filter((t) => t).join(": ");
+    row("rollforward_chain", { amount: chain!.difference ?? "", note: note(chain) });
+    row("rollforward_ledger_at_snapshot", {
+      bills: r.bridge?.bills,
+      amount: r.ledgerAtSnapshot ?? "",
+      note: r.bridge ? `closing rolled by the bills ${r.bridge.side} the end, to the snapshot at ${r.observedAt}` : "",
+    });
+    row("rollforward_reported", { amount: r.reported ?? "", note: r.coinId ? `coin id ${r.coinId}` : "" });
+    row("rollforward_reported_difference", { amount: reported!.difference ?? "", note: note(reported) });
+    row("rollforward_status", { note: c.rollForward.status });
   }
+  rows.push([
+    s.account,
+    s.period.from,
+    s.period.to,
+    "",
+    "rollforward_account_status",
+    "",
+    "",
+    "",
+    "",
+    s.rollForward.status,
+  ]);
   return [HEADER, ...rows].map(csvLine).join("");
 }

@@ -2,6 +2,8 @@
 // external asset, so it renders the same offline years later; every value is HTML-escaped, since
 // coin names, business types and symbols are whatever the exchange sent.
 import type { CoinStatement, Statement } from "./statement.ts";
+import type { Mark } from "./rollforward.ts";
+import { markWord, rollForwardLines, rollForwardSummary } from "./rollforward-wording.ts";
 import { chainSentence, collateralSentences, figureLines, heading, rangeLine } from "./wording.ts";
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -20,10 +22,28 @@ th { background: #eee; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; white-space: nowrap; }
 tr.total td { font-weight: bold; }
 .ok { color: #064; font-weight: bold; } .broken { color: #a00; font-weight: bold; }
+.unreconcilable { color: #850; font-weight: bold; }
 @media print { body { margin: 0; } section { break-inside: avoid; } }
 `;
 
 const cell = (text: string, numeric = false) => `<td${numeric ? ' class="num"' : ""}>${escapeHtml(text)}</td>`;
+const MARK_CLASS: Record<Mark, string> = { tied: "ok", "not tied": "broken", unreconcilable: "unreconcilable" };
+const mark = (m: Mark) => `<span class="${MARK_CLASS[m]}">${markWord(m)}</span>`;
+
+function rollForwardTable(c: CoinStatement): string {
+  const rows = rollForwardLines(c)
+    .map(
+      (l) =>
+        `<tr><th>${escapeHtml(l.label)}</th><td>${mark(l.mark)}</td>${cell(l.figures)}` +
+        `${cell(l.difference ?? "", true)}${cell(l.reason ?? "")}</tr>`,
+    )
+    .join("\n");
+  return `<p>roll-forward: ${mark(c.rollForward.status)}</p>
+<table>
+<tr><th>equality</th><th>mark</th><th>figures</th><th>difference</th><th>reason</th></tr>
+${rows}
+</table>`;
+}
 
 function coinSection(c: CoinStatement): string {
   const movementRows = c.movements
@@ -50,6 +70,7 @@ ${figureRows}
 </table>
 <p>balance chain: <span class="${c.chain.ok ? "ok" : "broken"}">${escapeHtml(chainSentence(c))}</span></p>
 ${collateral}
+${rollForwardTable(c)}
 </section>`;
 }
 
@@ -67,6 +88,7 @@ export function formatStatementHtml(s: Statement): string {
 <p class="range">${escapeHtml(rangeLine(s))}</p>
 ${s.coins.length === 0 ? '<p class="note">no coin has a bill before the end of the period</p>' : s.coins.map(coinSection).join("\n")}
 ${s.collateralNote ? `<p class="note">${escapeHtml(s.collateralNote)}</p>` : ""}
+<p>${escapeHtml(rollForwardSummary(s))}</p>
 </body>
 </html>
 `;

@@ -1,5 +1,6 @@
 // `statement --format text`: aligned tables per coin, for a terminal or a plain-text mail.
 import type { Statement } from "./statement.ts";
+import { markWord, rollForwardLines, rollForwardSummary } from "./rollforward-wording.ts";
 import { textTable } from "./text-table.ts";
 import { chainSentence, collateralSentences, figureLines, heading, rangeLine } from "./wording.ts";
 
@@ -28,8 +29,16 @@ export function formatStatementText(s: Statement): string {
       ...textTable([{ header: "" }, { header: "", right: true }, { header: "" }], figureLines(c), "  ").slice(1),
       `  balance chain: ${chainSentence(c)}`,
       ...collateralSentences(c).map((x) => `  ${x.label}: ${x.text}`),
+      `  roll-forward: ${markWord(c.rollForward.status)}`,
+      ...rollForwardLines(c).map(
+        (l) =>
+          `    ${l.label}: ${markWord(l.mark)}: ${l.figures}` +
+          (l.mark === "tied" || l.difference === null ? "" : `; difference ${l.difference}`) +
+          (l.reason ? `: ${l.reason}` : ""),
+      ),
     );
   }
   if (s.collateralNote) out.push("", s.collateralNote);
+  out.push("", rollForwardSummary(s));
   return `${out.join("\n")}\n`;
 }

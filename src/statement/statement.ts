@@ -1,13 +1,18 @@
 // A statement of one account over a period, per coin: the opening balance, the movements by business
 // type, fees, funding, the realized trading result, the closing balance, and the balance chain
-// (opening + movements = closing, by the rule verify's balance continuity finds the data to obey).
+// (opening + movements = closing, by the rule verify's balance continuity finds the data to obey),
+// and the roll-forward that ties the closing balance to the exchange's reported one (rollforward.ts).
 // Every figure is exact decimal text; sums come from PostgreSQL, the chain from decimal.js.
 import { Decimal } from "decimal.js";
+import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
+import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "../verify/balance-continuity.ts";
 import { collateralNear, type CollateralComparison } from "./collateral-near.ts";
+import { DEFAULT_MAX_GAP_MS } from "./max-gap.ts";
 import { numericSum, numericText } from "./numeric-text.ts";
 import { iso, type Period } from "./period.ts";
+import { rollForward, worstMark, type Mark, type RollForward } from "./rollforward.ts";
 import { anchorRows, movementRows, type AnchorRow, type MovementRow } from "./statement-sql.ts";
 
 /** The collateral moves of opening and closing positions (v_daily_pnl's `trading`, fees inside). */
@@ -64,6 +69,8 @@ export interface CoinStatement {
   chain: ChainCheck;
   /** The collateral snapshot nearest the period end (COIN_NAMES pairs the coin with an id). */
   collateral: CollateralComparison[];
+  /** opening + movements = closing = the reported balance nearest the end, each equality marked. */
+  rollForward: RollForward;
 }
 
 export interface Statement {
@@ -73,6 +80,8 @@ export interface Statement {
   coins: CoinStatement[];
   /** Why there is no collateral comparison, when there is none. */
   collateralNote: string | null;
+  /** The account's roll-forward: tied only when every coin's is; maxGapMs is --max-gap. */
+  rollForward: { status: Mark; maxGapMs: number };
 }
 
 export interface StatementOptions {
@@ -80,6 +89,8 @@ export interface StatementOptions {
   period: Period;
   /** COIN_NAMES: coin id -> coin name. */
   coinNames: Record<string, string>;
+  /** --max-gap: how far from the end the paired snapshot may be (default DEFAULT_MAX_GAP_MS). */
+  maxGapMs?: number;
 }
 
 export async function buildStatement(db: Db, o: StatementOptions): Promise<Statement> {
@@ -88,6 +99,14 @@ export async function buildStatement(db: Db, o: StatementOptions): Promise<State
   const movements = await movementRows(db, o.account, fromMs, toMs);
   // Bills in [fromMs, toMs − 1] (verify's ranges include their end), chained to the bill before.
   const continuity = await checkBalanceContinuity(db, { account: o.account, fromMs, toMs: toMs - 1 });
+  const maxGapMs = o.maxGapMs ?? DEFAULT_MAX_GAP_MS;
+  const rolling = {
+    db,
+    account: o.account,
+    endMs: toMs,
+    maxGapMs,
+    billsCursorMs: await readCursor(db, o.account, BILLS_STREAM),
+  };
   const coins: CoinStatement[] = [];
   for (const a of anchors) {
     const coin = coinStatement(
@@ -95,12 +114,15 @@ export async function buildStatement(db: Db, o: StatementOptions): Promise<State
       movements.filter((m) => m.coin === a.coin),
       continuity.find((c) => c.coin === a.coin),
     );
-    for (const [coinId, name] of Object.entries(o.coinNames).sort(([x], [y]) => Number(x) - Number(y))) {
-      if (name !== a.coin) continue;
+    const coinIds = Object.entries(o.coinNames)
+      .filter(([, name]) => name === a.coin)
+      .map(([id]) => id)
+      .sort((x, y) => Number(x) - Number(y));
+    for (const coinId of coinIds) {
       const near = await collateralNear(db, o.account, a.coin, coinId, toMs);
       if (near) coin.collateral.push(near);
     }
-    coins.push(coin);
+    coins.push({ ...coin, rollForward: await rollForward(rolling, coin, coinIds) });
   }
   return {
     account: o.account,
@@ -113,10 +135,15 @@ export async function buildStatement(db: Db, o: StatementOptions): Promise<State
         : coins.some((c) => c.collateral.length > 0)
           ? null
           : "no collateral snapshot of the coins COIN_NAMES names",
+    rollForward: { status: worstMark(coins.map((c) => c.rollForward.status)), maxGapMs },
   };
 }
 
-function coinStatement(a: AnchorRow, rows: MovementRow[], continuity: CoinContinuity | undefined): CoinStatement {
+function coinStatement(
+  a: AnchorRow,
+  rows: MovementRow[],
+  continuity: CoinContinuity | undefined,
+): Omit<CoinStatement, "rollForward"> {
   const point = (balance: string | null, billId: string | null, ms: string | null): BalancePoint | null =>
     balance === null || billId === null || ms === null ? null : { balance, billId, at: iso(Number(ms)) };
   const opening = point(a.opening_balance, a.opening_bill, a.opening_ms);

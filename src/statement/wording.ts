@@ -36,7 +36,8 @@ export function chainSentence(c: CoinStatement): string {
   return `${k.ok ? "OK" : "BROKEN"}: ${sum} (${k.ruleText})${why.length ? `: ${why.join("; ")}` : ""}`;
 }
 
-function feeTerm(c: CoinStatement): string {
+/** The fee term of the chain's sum, as the coin's rule counts fill_fee. */
+export function feeTerm(c: CoinStatement): string {
   if (c.chain.rule === "minus_fee") return ` - (${c.total.fillFee})`;
   if (c.chain.rule === "plus_fee") return ` + (${c.total.fillFee})`;
   return "";

@@ -35,6 +35,7 @@ export async function consoleBooks(seed: number): Promise<ConsoleBooks> {
       coinNames: {},
       lookbackMs: 600_000,
       closedBy: "console-test",
+      acceptUntied: "no collateral snapshot in these books",
     });
 
   const inAugust = books.sandbox

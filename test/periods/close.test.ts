@@ -1,7 +1,9 @@
 // Closing periods on real PostgreSQL through the real command line: the seal and its digest (which
 // the command documented in docs/schema.md recomputes with psql and sha256sum), the no-op close,
 // the append-only table, verify naming a bill changed through the revision path and a bill filed
-// late, and a re-close that supersedes the previous seal.
+// late, and a re-close that supersedes the previous seal. These books have no collateral snapshot, so
+// every month with bills is unreconcilable and is closed with --accept-untied (close-rollforward.test.ts
+// closes tied months).
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
@@ -16,6 +18,7 @@ import { AUGUST, JULY, lastOfItsMillisecond, reread, storeQuietBill, syncedBooks
 let b: Books;
 let odd: SandboxBill;
 const env = () => ({ DATABASE_URL: b.t.url });
+const UNTIED = "no collateral snapshot in these books";
 
 beforeAll(async () => {
   b = await syncedBooks({ seed: 11 });
@@ -36,12 +39,15 @@ afterAll(async () => {
 
 const q = <T>(sql: string, ...params: unknown[]) => b.t.db.$queryRawUnsafe<T[]>(sql, ...params);
 const close = async (period: string, ...more: string[]) => {
-  const r = await runCli(["close", "--period", period, "--account", b.account, "--json", ...more], env());
+  const r = await runCli(
+    ["close", "--period", period, "--account", b.account, "--json", "--accept-untied", UNTIED, ...more],
+    env(),
+  );
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout) as { status: string; close: { id: string; digest: string; supersedes: string | null } };
 };
 const verify = async () => {
-  const r = await runCli(["verify", "--account", b.account, "--json"], env());
+  const r = await runCli(["verify", "--account", b.account, "--json", "--no-exchange"], env());
   const report = JSON.parse(r.stdout) as {
     accounts: { checks: { check: string; subject: string; status: string; summary: string; details: unknown }[] }[];
   };
@@ -104,6 +110,10 @@ describe("close", () => {
       "SELECT digest, bill_count FROM period_closes WHERE period = '2026-05'",
     );
     expect(row).toEqual({ digest: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", bill_count: 0 });
+    // No coin, nothing untied: the roll-forward is tied and --accept-untied's reason is not kept.
+    expect(
+      await q("SELECT rollforward->>'status' AS status, untied_reason FROM period_closes WHERE period = '2026-05'"),
+    ).toEqual([{ status: "tied", untied_reason: null }]);
     expect(await documentedDigest(b.account, Date.UTC(2026, 4, 1), Date.UTC(2026, 5, 1))).toBe(row!.digest);
   });
 
@@ -211,9 +221,15 @@ describe("close", () => {
     const v = await verify();
     expect(v.checks.find((c) => c.check === "closed-period" && c.subject === "2026-08")!.status).toBe("pass");
     const text = formatListing(await listClosedPeriods(b.t.db));
-    expect(text).toMatch(/^books\s+2026-08\s+intact\s+\d+\s+\S+\s+\S+\s+#\d+ \(2 closes\)\s+[0-9a-f]{64}$/m);
     expect(text).toMatch(
-      /^books\s+2026-07\s+changed\s+.*1 changed, 0 added, 0 missing \(ledger-sync verify names them\)$/m,
+      new RegExp(
+        "^books\\s+2026-08\\s+intact\\s+\\d+\\s+\\S+\\s+\\S+\\s+#\\d+ \\(2 closes\\)\\s+[0-9a-f]{64}" +
+          `\\s+unreconcilable\\s+${UNTIED}$`,
+        "m",
+      ),
+    );
+    expect(text).toMatch(
+      /^books\s+2026-07\s+changed\s+.*1 changed, 0 added, 0 missing \(ledger-sync verify names them\)\s+unrec/m,
     );
   });
 });

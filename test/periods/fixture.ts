@@ -3,9 +3,11 @@
 // the bills stream, and the means to re-read a window the way the daily re-sweep does.
 import { pino } from "pino";
 import { Decimal } from "decimal.js";
+import { vi } from "vitest";
 import { startSandbox, type Sandbox, type SandboxBill } from "../../src/sandbox/index.ts";
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { syncAccountBills } from "../../src/streams/bills/index.ts";
+import { syncAccountSnapshots } from "../../src/streams/snapshots/index.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { sandboxClient } from "../support/sandbox-client.ts";
 import { syncFromSandbox } from "../support/sandbox-sync.ts";
@@ -45,6 +47,33 @@ export async function syncedBooks(
       await t.close();
     },
   };
+}
+
+/** The coins of the sandbox's history, as COIN_NAMES pairs them with coin ids. */
+export const COIN_NAMES = { "2": "USDT", "1": "USDC" };
+
+/**
+ * Takes account snapshots through the snapshots stream as if at `atMs`: the clock (Date only) is set
+ * there for the run, so the sandbox serves the collateral its history gives at that instant and the
+ * stream stores it as observed then.
+ */
+export async function snapshotAt(b: Books, atMs: number): Promise<void> {
+  vi.useFakeTimers({ toFake: ["Date"], now: atMs });
+  const client = sandboxClient(b.sandbox);
+  try {
+    const logger = pino({ level: "silent" });
+    await syncAccountSnapshots({
+      db: b.t.db,
+      client,
+      logger,
+      accountName: b.account,
+      coinIds: Object.keys(COIN_NAMES),
+      retentionDays: undefined,
+    });
+  } finally {
+    vi.useRealTimers();
+    await client.close();
+  }
 }
 
 /** Re-reads [fromMs, toMs] from the exchange through the bills stream, moving no bookmark. */

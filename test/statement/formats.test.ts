@@ -1,6 +1,6 @@
 // `ledger-sync statement` through the real command line: the same figures in text, CSV, JSON and a
-// standalone HTML page, a business type full of markup and quotes escaped in each, and bad command
-// lines refused with one line and exit code 2.
+// standalone HTML page, a business type full of markup and quotes escaped in each, the roll-forward
+// block in each, and bad command lines refused with one line and exit code 2.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Statement } from "../../src/statement/statement.ts";
 import { parseCsv } from "../export/parse-csv.ts";
@@ -101,6 +101,59 @@ describe("statement formats", () => {
   });
 });
 
+describe("the roll-forward in every format (no COIN_NAMES here: every coin unreconcilable)", () => {
+  const REASON = (coin: string) => `COIN_NAMES pairs no coin id with ${coin}: no reported figure can be paired with it`;
+
+  it("json: per coin both equalities with marks, figures and reasons, and the account's status", () => {
+    const s = JSON.parse(out.json!) as Statement;
+    expect(s.rollForward).toEqual({ status: "unreconcilable", maxGapMs: 3_600_000 });
+    for (const c of s.coins)
+      expect(c.rollForward).toMatchObject({
+        status: "unreconcilable",
+        chain: { mark: "tied", expected: c.chain.expectedClosing, closing: c.closing.balance },
+        reported: { mark: "unreconcilable", closing: c.closing.balance, reason: REASON(c.coin) },
+      });
+  });
+
+  it("text, csv and html: one roll-forward block per coin with the marks and the reason", () => {
+    const s = JSON.parse(out.json!) as Statement;
+    const rows = parseCsv(out.csv!);
+    for (const c of s.coins) {
+      expect(out.text).toContain(
+        "  roll-forward: UNRECONCILABLE\n" +
+          `    opening + movements = closing: TIED: ${c.opening?.balance ?? "0"} + ${c.total.amount}`,
+      );
+      expect(out.text).toContain(
+        `    closing = reported: UNRECONCILABLE: closing ${c.closing.balance}; no reported figure: ${REASON(c.coin)}\n`,
+      );
+      const ofCoin = rows.filter((r) => r[3] === c.coin);
+      const chain = ofCoin.find((r) => r[4] === "rollforward_chain")!;
+      expect([chain[7], chain[9]]).toEqual([c.chain.difference, expect.stringMatching(/^tied: /)]);
+      expect(ofCoin.find((r) => r[4] === "rollforward_reported_difference")![9]).toBe(
+        `unreconcilable: closing ${c.closing.balance}; no reported figure: ${REASON(c.coin)}`,
+      );
+      expect(ofCoin.find((r) => r[4] === "rollforward_status")![9]).toBe("unreconcilable");
+      expect(out.html).toContain(`<td>${REASON(c.coin)}</td>`);
+    }
+    expect(rows.find((r) => r[4] === "rollforward_account_status")).toEqual([
+      "books",
+      s.period.from,
+      s.period.to,
+      "",
+      "rollforward_account_status",
+      "",
+      "",
+      "",
+      "",
+      "unreconcilable",
+    ]);
+    expect(out.text).toMatch(
+      /\nroll-forward: UNRECONCILABLE: (USD[CT] unreconcilable, )*USD[CT] unreconcilable \(--max-gap 1h\)\n$/,
+    );
+    expect(out.html).toContain('<p>roll-forward: <span class="unreconcilable">UNRECONCILABLE</span></p>');
+  });
+});
+
 describe("statement refuses bad command lines with one line and exit code 2", () => {
   it.each([
     [["--period", "2026-13"]],
@@ -112,6 +165,8 @@ describe("statement refuses bad command lines with one line and exit code 2", ()
     [["--from", "yesterday", "--to", "2026-08-01"]],
     [["--period", "2026-08", "--format", "pdf"]],
     [["--period", "2026-08", "--account", "nobody"]],
+    [["--period", "2026-08", "--max-gap", "an hour"]],
+    [["--period", "2026-08", "--max-gap", "-5m"]],
   ])("%j", async (args) => {
     const r = await runCli(["statement", ...args], { DATABASE_URL: b.t.url });
     expect(r.code).toBe(2);

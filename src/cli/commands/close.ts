@@ -3,9 +3,10 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { loadConfig, requireDatabaseUrl } from "../../config/index.ts";
+import { parseMaxGap } from "../../statement/max-gap.ts";
 import { monthPeriod } from "../../statement/period.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
-import { asUsage } from "./statement.ts";
+import { asUsage, MAX_GAP_HELP } from "./statement.ts";
 
 interface CloseFlags {
   period?: string;
@@ -13,6 +14,8 @@ interface CloseFlags {
   by?: string;
   list?: boolean;
   json?: boolean;
+  acceptUntied?: string;
+  maxGap?: string;
 }
 
 /** The operating-system user, for --by; some containers run a uid with no name. */
@@ -28,20 +31,34 @@ export function registerClose(program: Command): void {
   program
     .command("close")
     .description(
-      "seal a period: refused while verify fails over it or the bills are not synced past its end plus SYNC_LOOKBACK_MS; stores its statement, bill count and SHA-256 digest in period_closes, and from then on verify reports any bill that changes in it. --list shows every closed period and whether it is intact",
+      "seal a period: refused while verify fails over it, the bills are not synced past its end plus SYNC_LOOKBACK_MS, or its roll-forward (opening + movements = closing = the reported collateral nearest the end) is not tied, unless --accept-untied gives a reason; stores its statement, bill count and SHA-256 digest in period_closes, and from then on verify reports any bill that changes in it. --list shows every closed period and whether it is intact",
     )
     .option("--period <YYYY-MM>", "the calendar month to close, in UTC")
     .option("--account <name>", "the account (default: the only account with bills; with --list: every account)")
     .option("--by <name>", "who closes it, stored with the close (default: the operating-system user)")
-    .option("--list", "list the closed periods: digest and state (intact / changed); read-only")
+    .option(
+      "--accept-untied <reason>",
+      "close a period whose roll-forward is not tied (not tied or unreconcilable); the reason is stored with the close",
+    )
+    .option("--max-gap <duration>", MAX_GAP_HELP)
+    .option(
+      "--list",
+      "list the closed periods: digest, state (intact / changed), roll-forward and untied reason; read-only",
+    )
     .option("--json", "print JSON even on a terminal")
     .action(async (o: CloseFlags) => {
-      if (o.list && (o.period !== undefined || o.by !== undefined))
-        throw new CliExit(EXIT.usage, "--list takes no --period or --by: it lists every closed period");
+      if (o.list && [o.period, o.by, o.acceptUntied, o.maxGap].some((v) => v !== undefined))
+        throw new CliExit(
+          EXIT.usage,
+          "--list takes no --period, --by, --accept-untied or --max-gap: it lists every closed period",
+        );
       if (!o.list && o.period === undefined)
         throw new CliExit(EXIT.usage, "give --period YYYY-MM to close, or --list to list the closed periods");
       const period = o.period === undefined ? undefined : await asUsage(() => monthPeriod(o.period!));
       if (o.by !== undefined && o.by.trim() === "") throw new CliExit(EXIT.usage, "--by must not be empty");
+      if (o.acceptUntied !== undefined && o.acceptUntied.trim() === "")
+        throw new CliExit(EXIT.usage, '--accept-untied needs a reason: --accept-untied "why it is closed untied"');
+      const maxGapMs = o.maxGap === undefined ? undefined : await asUsage(() => parseMaxGap(o.maxGap!));
       const config = loadConfig();
       const { createDb } = await import("../../store/prisma.ts");
       const db = createDb(requireDatabaseUrl(config));
@@ -69,6 +86,8 @@ export function registerClose(program: Command): void {
           coinNames: config.coinNames,
           lookbackMs: config.lookbackMs,
           closedBy: o.by ?? osUser(),
+          maxGapMs,
+          acceptUntied: o.acceptUntied,
         }).catch((err: unknown) => {
           throw err instanceof CloseRefused ? new CliExit(EXIT.failed, err.message) : err;
         });
