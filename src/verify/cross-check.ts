@@ -6,16 +6,11 @@
 import type { Logger } from "pino";
 import type { BillSource } from "../config/accounts.ts";
 import type { Bill } from "../exchange/bill-item.ts";
-import { fetchBillsPage } from "../exchange/bills-endpoint.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
-import { fetchIncomePage } from "../exchange/income-endpoint.ts";
-import { readExchangeFacts, NO_FACTS } from "../store/exchange-profiles.ts";
-import { readKnownDimensions } from "../store/known-dimensions.ts";
 import type { Db } from "../store/prisma.ts";
 import { recordRun } from "../store/sync-runs.ts";
-import { syncBills } from "../streams/bills/bills-stream.ts";
-import { ExchangeProfile, type ExchangeLimitsSetting } from "../streams/bills/exchange-profile.ts";
-import { syncIncome } from "../streams/bills-v3/income-sync.ts";
+import type { ExchangeLimitsSetting } from "../streams/bills/exchange-profile.ts";
+import { readExchangeBills } from "./exchange-read.ts";
 
 /** The run's name in sync_runs. */
 export const CROSS_CHECK_STREAM = "cross-check";
@@ -142,50 +137,14 @@ async function compareRange(o: CrossCheckOptions): Promise<CrossCheckResult> {
 }
 
 /** Every bill the endpoint serves in [fromMs, toMs], read as a sync would and kept in memory. */
-async function readThrough(o: CrossCheckOptions): Promise<{ bills: Map<string, Bill>; requests: number }> {
-  const bills = new Map<string, Bill>();
-  const collect = (batch: Bill[]) => {
-    for (const b of batch) if (b.cTimeMs >= o.fromMs && b.cTimeMs <= o.toMs) bills.set(b.billId, b);
-    return { inserted: 0, revised: 0, upserted: 0, quarantined: 0, insertedLatenessMs: [] };
-  };
-  const profile = new ExchangeProfile(100, (await readExchangeFacts(o.db, o.account)) ?? NO_FACTS, o.exchangeLimits);
-  const logger = o.logger.child({ account: o.account, stream: CROSS_CHECK_STREAM, source: o.source });
-  if (o.source === "v3") {
-    const s = await syncIncome(
-      { fromMs: o.fromMs, toMs: o.toMs },
-      {
-        fetchPage: (q, signal) => fetchIncomePage(o.client, q, signal ?? o.signal),
-        commit: async (w) => collect(w.bills),
-        limits: profile.limits,
-        logger,
-        ...(o.signal ? { signal: o.signal } : {}),
-      },
-    );
-    return { bills, requests: s.requests };
-  }
-  const s = await syncBills(
-    { fromMs: o.fromMs, toMs: o.toMs, limit: 100 },
-    {
-      fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
-      commitWindows: async (w) => collect(w.bills),
-      knownDimensions: () => readKnownDimensions(o.db, o.account),
-      throttled: () => o.client.recentlyThrottled(),
-      profile,
-      logger,
-      ...(o.signal ? { signal: o.signal } : {}),
-    },
-  );
-  if (s.unverifiedMilliseconds.length > 0) {
-    throw new Error(
-      `the v2 read could not prove ${s.unverifiedMilliseconds.length} millisecond(s) complete: the cross-check cannot tell what is missing there`,
-    );
-  }
-  return { bills, requests: s.requests };
+function readThrough(o: CrossCheckOptions): Promise<{ bills: Map<string, Bill>; requests: number }> {
+  return readExchangeBills({ ...o, logger: o.logger.child({ stream: CROSS_CHECK_STREAM }) });
 }
 
 interface StoredRow {
   coin: string;
-  symbol: string;
+  /** NULL: no contract (the parsers give null for it too, so null equals null). */
+  symbol: string | null;
   business_type: string;
   amount: string;
   balance: string;

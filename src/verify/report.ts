@@ -3,7 +3,7 @@
 export type CheckStatus = "pass" | "fail" | "inconclusive" | "skipped";
 
 export interface CheckResult {
-  /** balance-continuity | history-start | balance-vs-collateral | cum-vs-bills | closed-period | quarantine | cursor-lag */
+  /** balance-continuity | history-start | balance-vs-collateral | cum-vs-bills | wallet | closed-period | quarantine | cursor-lag */
   check: string;
   /** What was checked: a coin, a stream, the account. */
   subject: string;
@@ -47,6 +47,7 @@ export const CHECKS = [
   "balance-continuity",
   "balance-vs-collateral",
   "cum-vs-bills",
+  "wallet",
   "closed-period",
   "quarantine",
   "cursor-lag",

@@ -9,6 +9,7 @@ import { checkCollateral } from "./collateral-checks.ts";
 import { checkHistoryStart } from "./history-start.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
 import { checkCursorLag, checkQuarantine } from "./store-checks.ts";
+import { walletChecks, type ReadUnstored } from "./wallet.ts";
 
 export interface VerifyOptions {
   account: string;
@@ -26,6 +27,8 @@ export interface VerifyOptions {
   closedPeriods?: boolean;
   /** Closes checked whatever the range (the worker's: those its last run found changed). */
   recheckCloseIds?: string[];
+  /** The wallet check's reader of bills after the stored cursor (the account's credentials are here). */
+  readUnstored?: ReadUnstored;
 }
 
 export interface VerifyOutcome {
@@ -62,14 +65,26 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
         o.now ?? Date.now(),
       )),
     );
+  const billsCursorMs = await readCursor(db, o.account, BILLS_STREAM);
   const collateral = await checkCollateral(db, {
     account: o.account,
     coinNames: o.coinNames,
-    billsCursorMs: await readCursor(db, o.account, BILLS_STREAM),
+    billsCursorMs,
     toMs: o.toMs,
     cumFromMs: o.cumFromMs,
   });
   checks.push(...collateral.checks);
+  // The reported balance is of now: a check of a range that ends earlier leaves it out.
+  if (o.toMs === undefined)
+    checks.push(
+      ...(await walletChecks(db, {
+        account: o.account,
+        coinNames: o.coinNames,
+        billsCursorMs,
+        ...(o.rules ? { rules: o.rules } : {}),
+        ...(o.readUnstored ? { readUnstored: o.readUnstored } : {}),
+      })),
+    );
   if (o.closedPeriods !== false)
     checks.push(
       ...(await checkClosedPeriods(db, {

@@ -6,6 +6,7 @@ import type { AccountReport } from "../../verify/report.ts";
 import type { RepairResult } from "../../verify/repair.ts";
 import { withAccountRunLock } from "../account-run-lock.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
+import type { ExchangeReaders } from "./verify-exchange-reader.ts";
 
 const instant = (flag: string) => (v: string) => {
   const ms = parseInstant(v);
@@ -22,6 +23,7 @@ interface VerifyFlags {
   repair?: boolean;
   wait?: boolean;
   crossCheck?: boolean;
+  exchange?: boolean;
 }
 
 type Printed = AccountReport & { repair?: RepairResult & { failuresBefore: number } };
@@ -36,6 +38,10 @@ export function registerVerify(program: Command): void {
     .option("--from <date|ms>", "start of the range checked", instant("--from"))
     .option("--to <date|ms>", "end of the range checked", instant("--to"))
     .option("--json", "print JSON even on a terminal")
+    .option(
+      "--no-exchange",
+      "never call the exchange: the wallet check compares only reported balances the stored bills already cover",
+    )
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
     .option(
       "--wait",
@@ -60,6 +66,7 @@ export function registerVerify(program: Command): void {
         import("../../verify/verify-account.ts"),
       ]);
       const db = createDb(requireDatabaseUrl(config));
+      let readers: ExchangeReaders | undefined;
       try {
         const withBills = async () =>
           (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map(
@@ -82,13 +89,20 @@ export function registerVerify(program: Command): void {
         }
         const accounts = o.account ? [o.account] : await withBills();
         if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
-        const options = (account: string) => ({
-          account,
-          fromMs: o.from,
-          toMs: o.to,
-          coinNames: config.coinNames,
-          lookbackMs: config.lookbackMs,
-        });
+        // The wallet check is of now: a range ending earlier (--to) has no use for the exchange.
+        if (o.exchange !== false && o.to === undefined)
+          readers = await (await import("./verify-exchange-reader.ts")).exchangeReaders(config, db);
+        const options = (account: string) => {
+          const readUnstored = readers?.readerFor(account);
+          return {
+            account,
+            fromMs: o.from,
+            toMs: o.to,
+            coinNames: config.coinNames,
+            lookbackMs: config.lookbackMs,
+            ...(readUnstored ? { readUnstored } : {}),
+          };
+        };
         const reports: Printed[] = [];
         for (const account of accounts) {
           const first = await verifyAccount(db, options(account));
@@ -107,6 +121,7 @@ export function registerVerify(program: Command): void {
         );
         if (!ok) throw new CliExit(EXIT.failed, "verification failed: see the report");
       } finally {
+        await readers?.close();
         await db.$disconnect();
       }
     });

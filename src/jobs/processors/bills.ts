@@ -6,6 +6,9 @@ import { isBehind } from "../../streams/bills/catching-up.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
+import { settleWallet } from "../../verify/wallet.ts";
+import { readCursor } from "../../store/cursors.ts";
+import { BILLS_STREAM } from "../../streams/bills/bills-stream.ts";
 import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
 import { leaseAccount } from "../account-lease.ts";
 import type { AccountRuntime, WorkerContext } from "../context.ts";
@@ -112,6 +115,15 @@ async function verifyAfterSync(
 }> {
   const logger = ctx.logger.child({ account, stream: "verify" });
   try {
+    // Reported balances the bills now cover are compared and filed first; the verify shows the newest.
+    const wallet = await settleWallet(ctx.db, {
+      account,
+      coinNames: ctx.config.coinNames,
+      billsCursorMs: await readCursor(ctx.db, account, BILLS_STREAM),
+      lookbackMs: ctx.config.lookbackMs,
+    });
+    for (const w of wallet.filter((r) => r.status !== "tied"))
+      logger.warn({ coin: w.reading.coin, source: w.reading.source, summary: w.summary }, "wallet check: not tied");
     const v = await verifyIncrementally(ctx.db, {
       account,
       coinNames: ctx.config.coinNames,

@@ -61,6 +61,8 @@ describe("migrations of prisma/schema.prisma", () => {
       "sync_schedule",
       "sync_state",
       "verify_state",
+      "wallet_checks",
+      "wallet_readings",
     ]);
     const views = await query<{ table_name: string }>(
       db.url,
