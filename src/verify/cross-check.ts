@@ -3,14 +3,11 @@
 // agreeing with the books is evidence no single-source audit gives: a bill the store lacks, one
 // the exchange no longer serves, or content that differs in any field. Read-only: nothing it
 // reads is written; its result is recorded as a run ("cross-check" in sync_runs).
-import type { Logger } from "pino";
 import type { BillSource } from "../config/accounts.ts";
 import type { Bill } from "../exchange/bill-item.ts";
-import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { Db } from "../store/prisma.ts";
 import { recordRun } from "../store/sync-runs.ts";
-import type { ExchangeLimitsSetting } from "../streams/bills/exchange-profile.ts";
-import { readExchangeBills } from "./exchange-read.ts";
+import { readExchangeBills, type ExchangeReadOptions } from "./exchange-read.ts";
 
 /** The run's name in sync_runs. */
 export const CROSS_CHECK_STREAM = "cross-check";
@@ -42,18 +39,8 @@ export interface CrossCheckResult {
   ok: boolean;
 }
 
-export interface CrossCheckOptions {
-  db: Db;
-  client: ExchangeClient;
-  logger: Logger;
-  account: string;
-  /** The endpoint to read through. */
-  source: BillSource;
-  fromMs: number;
-  toMs: number;
-  exchangeLimits?: ExchangeLimitsSetting;
-  signal?: AbortSignal;
-}
+/** What to read: the range, through the endpoint `source` (the other one than BILLS_SOURCE). */
+export type CrossCheckOptions = ExchangeReadOptions;
 
 export async function crossCheck(o: CrossCheckOptions): Promise<CrossCheckResult> {
   return recordRun(
