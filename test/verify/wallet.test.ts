@@ -140,7 +140,10 @@ describe("the wallet check on clean books", () => {
     await snapshot();
     // Filed right after the reading: inside the clock slack, in the reported figure or not.
     sandbox.appendBill({ coin: "USDT", businessType: "position_funding", amount: "-0.0001" });
+    const before = sandbox.stats().billsRequests;
     expect(statuses(await check(true))).toEqual(["wallet USDC (collateral): pass", "wallet USDT (collateral): pass"]);
+    // verify's read of the bills after the stored cursor: one request for less than a page.
+    expect(sandbox.stats().billsRequests - before).toBe(1);
     // Without the exchange, the newest reading the store covers is the one compared.
     expect(statuses(await check(false))).toEqual(["wallet USDC (collateral): pass", "wallet USDT (collateral): pass"]);
   });
