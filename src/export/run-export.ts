@@ -1,9 +1,8 @@
 // `ledger-sync export`: one account's bills over [--from, --to), optionally one coin, in one format,
 // to a file or stdout. Only reads (the grant-readonly role can run it), inside one snapshot. A bad
-// account or coin is a usage error found before any line is written, and nothing is left behind.
+// --out, account or coin is an ExportRequestError found before any line is written, and nothing is
+// left behind. Progress and exit codes are the caller's: it passes a progress sink and maps errors.
 import type pg from "pg";
-import { CliExit, EXIT } from "../cli/exit-codes.ts";
-import { ProgressReporter } from "../cli/progress.ts";
 import {
   coinsOf,
   countBills,
@@ -15,6 +14,7 @@ import {
 } from "../store/bills-read.ts";
 import { ACCOUNTS_WITH_BILLS_SQL, AccountChoiceError, chooseAccount } from "../store/bills-accounts.ts";
 import { createDb, directPool } from "../store/prisma.ts";
+import { ExportRequestError } from "./export-errors.ts";
 import { openExportOutput, UnwritableOutputError } from "./export-output.ts";
 import { FORMATS, type FormatName } from "./formats.ts";
 import { EXPORT_PAGE_SIZE, writeExport, type ExportTotals } from "./write-export.ts";
@@ -28,11 +28,21 @@ export interface ExportRequest {
   coin?: string;
   /** A file, or "-" for stdout. */
   out: string;
+  /**
+   * Asked for a progress sink once the pages to read are counted (only then: counting costs a
+   * query); the sink is told the pages done after each one.
+   */
+  progress?: () => ExportProgress;
+}
+
+/** Pages read of all (a tax export reads from the account's first bill) and bills read so far. */
+export interface ExportProgress {
+  update(p: { done: number; total: number; bills: number }): void;
 }
 
 export async function runExport(r: ExportRequest): Promise<ExportTotals & { account: string }> {
   const output = await openExportOutput(r.out).catch((err: unknown) => {
-    throw err instanceof UnwritableOutputError ? new CliExit(EXIT.usage, err.message) : err;
+    throw err instanceof UnwritableOutputError ? new ExportRequestError(err.message) : err;
   });
   const signal = interruptSignal();
   const db = createDb(r.databaseUrl);
@@ -49,11 +59,11 @@ export async function runExport(r: ExportRequest): Promise<ExportTotals & { acco
           out: output.stream,
           end: output.end,
           signal,
-          ...(process.stderr.isTTY ? { onPage: await progressBar(client, range, r.format) } : {}),
+          ...(r.progress ? { onPage: await pageProgress(client, range, r.format, r.progress) } : {}),
         }).catch((err: unknown) => {
           // `export ... | head`: the reader went away; say so rather than "write EPIPE".
           if ((err as NodeJS.ErrnoException).code === "EPIPE")
-            throw new CliExit(EXIT.failed, "stdout was closed before the export ended (EPIPE)");
+            throw new Error("stdout was closed before the export ended (EPIPE)");
           throw err;
         });
         return { ...totals, account: range.account };
@@ -77,13 +87,12 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
   try {
     account = chooseAccount(accounts, r.account);
   } catch (err) {
-    if (!(err instanceof AccountChoiceError)) throw err;
-    throw new CliExit(err.usage ? EXIT.usage : EXIT.failed, err.message);
+    // "No bills yet" is not the request's fault: it stays an AccountChoiceError, a plain failure.
+    throw err instanceof AccountChoiceError && err.usage ? new ExportRequestError(err.message) : err;
   }
   if (r.coin !== undefined && !(await hasBills(client, account, r.coin))) {
     const coins = (await coinsOf(client, account)).join(", ");
-    throw new CliExit(
-      EXIT.usage,
+    throw new ExportRequestError(
       `--coin ${r.coin}: account ${account} has no bills in that coin (its coins: ${coins})`,
     );
   }
@@ -95,15 +104,20 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
   };
 }
 
-/** A bar on the terminal's stderr: pages read, bills, rate (a tax export reads from the first bill). */
-async function progressBar(client: pg.ClientBase, range: BillsRange, format: FormatName) {
+/** Pages read of all, after each page (a tax export reads from the account's first bill). */
+async function pageProgress(
+  client: pg.ClientBase,
+  range: BillsRange,
+  format: FormatName,
+  open: () => ExportProgress,
+): Promise<(bills: number) => void> {
   const read = FORMATS[format].reads === "tax rows" ? { ...range, fromMs: EARLIEST_MS } : range;
   const pages = Math.ceil((await countBills(client, read)) / EXPORT_PAGE_SIZE);
-  const bar = new ProgressReporter(`export ${format}`, process.stderr, undefined, "pages");
-  return (bills: number) => bar.update({ done: Math.ceil(bills / EXPORT_PAGE_SIZE), total: pages, bills });
+  const sink = open();
+  return (bills: number) => sink.update({ done: Math.ceil(bills / EXPORT_PAGE_SIZE), total: pages, bills });
 }
 
-/** Aborted by SIGINT/SIGTERM with the reason main.ts maps to exit code 130. */
+/** Aborted by SIGINT/SIGTERM with the reason "interrupted by SIG…" (the command line's exit code 130). */
 function interruptSignal(): AbortSignal {
   const controller = new AbortController();
   const stop = (sig: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${sig}`));

@@ -1,7 +1,9 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import { loadConfig, parseInstant, requireDatabaseUrl } from "../../config/index.ts";
+import { ExportRequestError } from "../../export/export-errors.ts";
 import { FORMAT_NAMES, type FormatName } from "../../export/formats.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
+import { ProgressReporter } from "../progress.ts";
 
 interface ExportFlags {
   format: FormatName;
@@ -16,7 +18,8 @@ const instant = (flag: string) => (v: string) => {
   const ms = parseInstant(v);
   if (ms === undefined)
     throw new InvalidArgumentError(
-      `${flag} must be an ISO date or date-time (2026-01-31, 2026-01-31T12:00:00Z; UTC unless a zone is given) or epoch milliseconds`,
+      `${flag} must be an ISO date or date-time ` +
+        "(2026-01-31, 2026-01-31T12:00:00Z; UTC unless a zone is given) or epoch milliseconds",
     );
   return ms;
 };
@@ -25,7 +28,8 @@ export function registerExport(program: Command): void {
   program
     .command("export")
     .description(
-      'write one account\'s stored bills in ledger order, for a tax tool (koinly, cointracker, cryptact) or exactly as stored (ledger-csv, jsonl); read-only (see README, "Exports")',
+      "write one account's stored bills in ledger order, for a tax tool (koinly, cointracker, cryptact) " +
+        'or exactly as stored (ledger-csv, jsonl); read-only (see docs/accounting.md, "Exports")',
     )
     .addOption(new Option("--format <format>", "the file's format").choices(FORMAT_NAMES).makeOptionMandatory())
     .option("--account <name>", "the account (default: the only account with bills)")
@@ -38,9 +42,20 @@ export function registerExport(program: Command): void {
       if (o.from !== undefined && o.to !== undefined && o.to <= o.from)
         throw new CliExit(EXIT.usage, "--to must be after --from (--from is included, --to excluded)");
       const { runExport } = await import("../../export/run-export.ts");
-      const done = await runExport({ databaseUrl, ...o, fromMs: o.from, toMs: o.to });
+      // A bar on a terminal's stderr only: a log or a pipe gets the one summary line.
+      const progress = () => new ProgressReporter(`export ${o.format}`, process.stderr, undefined, "pages");
+      const done = await runExport({
+        databaseUrl,
+        ...o,
+        fromMs: o.from,
+        toMs: o.to,
+        ...(process.stderr.isTTY ? { progress } : {}),
+      }).catch((err: unknown) => {
+        throw err instanceof ExportRequestError ? new CliExit(EXIT.usage, err.message) : err;
+      });
       process.stderr.write(
-        `export ${o.format}: ${done.bills} bills of account ${done.account}, ${done.lines} lines, to ${o.out === "-" ? "stdout" : o.out}\n`,
+        `export ${o.format}: ${done.bills} bills of account ${done.account}, ${done.lines} lines, ` +
+          `to ${o.out === "-" ? "stdout" : o.out}\n`,
       );
     });
 }

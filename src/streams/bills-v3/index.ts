@@ -1,15 +1,16 @@
 // Wires the bills stream's v3 source (the income endpoint, paged by a cursor) to the exchange
 // client and the store for one account: the same bookmarks, rows, run records and exchange facts
-// as the v2 source (../bills/index.ts), so an account can switch source and back.
+// as the v2 source (../bills/index.ts), so an account can switch source and back. It shares them
+// through ../bills/account-sync.ts and the stream's own modules, never through the v2 entry, which
+// imports this one.
 import { z } from "zod";
 import { fetchIncomePage } from "../../exchange/income-endpoint.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor, readResume } from "../../store/cursors.ts";
-import { NO_FACTS, readExchangeFacts, saveExchangeFacts } from "../../store/exchange-profiles.ts";
+import { saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { recordRun } from "../../store/sync-runs.ts";
+import { loadExchangeProfile, type BillsAccountSync } from "../bills/account-sync.ts";
 import { BILLS_STREAM, type BillsSyncSummary } from "../bills/bills-stream.ts";
-import { ExchangeProfile } from "../bills/exchange-profile.ts";
-import type { BillsAccountSync } from "../bills/index.ts";
 import { syncIncome, type IncomeResume } from "./income-sync.ts";
 
 const digits = z.string().regex(/^[0-9]{1,78}$/);
@@ -33,11 +34,7 @@ export async function syncAccountIncome(
     );
   const resume: IncomeResume | null = parsed?.data ?? null;
   const logger = o.logger.child({ account: o.accountName, stream: runStream, source: "v3" });
-  const profile = new ExchangeProfile(
-    100,
-    (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS,
-    o.exchangeLimits,
-  );
+  const profile = await loadExchangeProfile(o, 100);
   const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
   logger.info(
     {

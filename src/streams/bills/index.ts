@@ -1,62 +1,21 @@
 // Wires the bills stream to the exchange client and the store for one account.
-import type { Logger } from "pino";
 import { BILLS_MAX_LIMIT, fetchBillsPage } from "../../exchange/bills-endpoint.ts";
-import type { ExchangeClient } from "../../exchange/http-client.ts";
 import { countBills } from "../../store/backfill-progress.ts";
-import type { BillSource } from "../../config/accounts.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor } from "../../store/cursors.ts";
-import { NO_FACTS, readExchangeFacts, saveExchangeFacts } from "../../store/exchange-profiles.ts";
+import { saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
 import { recordRun } from "../../store/sync-runs.ts";
 import { syncAccountIncome } from "../bills-v3/index.ts";
+import { loadExchangeProfile, type BillsAccountSync } from "./account-sync.ts";
 import { BILLS_STREAM, syncBills, type BillsSyncSummary } from "./bills-stream.ts";
-import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
 import { widthForDensity } from "./window-sizer.ts";
 
+export type { BillsAccountSync, BillsBookmark } from "./account-sync.ts";
 export { BILLS_STREAM, type BillsSyncSummary } from "./bills-stream.ts";
 export { RangeRefusedError, TimeFilterIgnoredError, UnsplittableMillisecondError } from "./errors.ts";
 export type { ExchangeLimitsSetting } from "./exchange-profile.ts";
-
-export interface BillsAccountSync {
-  db: Db;
-  client: ExchangeClient;
-  logger: Logger;
-  accountName: string;
-  /** Where the first run starts (BACKFILL_FROM). */
-  backfillFromMs: number;
-  /** Each run re-reads this much before the cursor, for bills that appear late (SYNC_LOOKBACK_MS). */
-  lookbackMs: number;
-  /** Sync up to this instant (default: now). */
-  untilMs?: number;
-  /** Explicit start, overriding the cursor (backfill of a chosen range). */
-  fromMs?: number;
-  /** Which bookmark the run reads and moves (default: the incremental "bills" cursor). */
-  bookmark?: BillsBookmark;
-  limit?: number;
-  /**
-   * Told how long after its creation each bill an incremental run adds was first stored (ms):
-   * what SYNC_LOOKBACK_MS must cover. Not called on a first run, a backfill or a repair, whose
-   * bills are old by design.
-   */
-  onLateness?: (latenessMs: number[]) => void;
-  /** The exchange's limits as the user set them (EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS). */
-  exchangeLimits?: ExchangeLimitsSetting;
-  /** The endpoint to read: "v2" (bills, default) or "v3" (income, paged by a cursor: ../bills-v3). */
-  source?: BillSource;
-  signal?: AbortSignal;
-}
-
-/**
- * The bookmark of a run, besides the incremental "bills" cursor (the default):
- * - `window`: a backfill window's own (e.g. "bills-backfill:<from>-<to>"): the window resumes from
- *   it after a crash and never moves the incremental cursor, which must not jump past a window
- *   that has not finished. Needs fromMs and untilMs.
- * - `none`: a re-read of [fromMs, untilMs] (repair, re-sweep) that moves no bookmark, recorded in
- *   sync_runs under the name given.
- */
-export type BillsBookmark = { window: string } | { none: string };
 
 /** Incremental start: the cursor minus the lookback, or BACKFILL_FROM on the first run. */
 export function incrementalStart(cursorMs: number | undefined, backfillFromMs: number, lookbackMs: number): number {
@@ -82,13 +41,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
   const limit = o.limit ?? BILLS_MAX_LIMIT;
   const initialWindowMs = ownWindow ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit) : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
-  // What earlier runs learnt of the exchange; stored again after this run, even a failed one
-  // (what a refusal taught holds whatever happened next).
-  const profile = new ExchangeProfile(
-    limit,
-    (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS,
-    o.exchangeLimits,
-  );
+  const profile = await loadExchangeProfile(o, limit);
   // The incremental cursor says every bill up to it is stored. Windows are proven on the time the
   // exchange filters on, which may lie up to filterOffsetMs after a bill's own: the cursor stays
   // that much behind, so the next run reads that edge again. (A backfill window's bookmark marks

@@ -1,0 +1,56 @@
+// What both sources of the bills stream share for one account's run: the request (this file's
+// types) and the exchange's learnt facts. The v2 source (./index.ts) and the v3 source
+// (../bills-v3) import it; it imports neither, so the two sources never import each other's entry.
+import type { Logger } from "pino";
+import type { BillSource } from "../../config/accounts.ts";
+import type { ExchangeClient } from "../../exchange/http-client.ts";
+import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
+import type { Db } from "../../store/prisma.ts";
+import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
+
+export interface BillsAccountSync {
+  db: Db;
+  client: ExchangeClient;
+  logger: Logger;
+  accountName: string;
+  /** Where the first run starts (BACKFILL_FROM). */
+  backfillFromMs: number;
+  /** Each run re-reads this much before the cursor, for bills that appear late (SYNC_LOOKBACK_MS). */
+  lookbackMs: number;
+  /** Sync up to this instant (default: now). */
+  untilMs?: number;
+  /** Explicit start, overriding the cursor (backfill of a chosen range). */
+  fromMs?: number;
+  /** Which bookmark the run reads and moves (default: the incremental "bills" cursor). */
+  bookmark?: BillsBookmark;
+  limit?: number;
+  /**
+   * Told how long after its creation each bill an incremental run adds was first stored (ms):
+   * what SYNC_LOOKBACK_MS must cover. Not called on a first run, a backfill or a repair, whose
+   * bills are old by design.
+   */
+  onLateness?: (latenessMs: number[]) => void;
+  /** The exchange's limits as the user set them (EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS). */
+  exchangeLimits?: ExchangeLimitsSetting;
+  /** The endpoint to read: "v2" (bills, default) or "v3" (income, paged by a cursor: ../bills-v3). */
+  source?: BillSource;
+  signal?: AbortSignal;
+}
+
+/**
+ * The bookmark of a run, besides the incremental "bills" cursor (the default):
+ * - `window`: a backfill window's own (e.g. "bills-backfill:<from>-<to>"): the window resumes from
+ *   it after a crash and never moves the incremental cursor, which must not jump past a window
+ *   that has not finished. Needs fromMs and untilMs.
+ * - `none`: a re-read of [fromMs, untilMs] (repair, re-sweep) that moves no bookmark, recorded in
+ *   sync_runs under the name given.
+ */
+export type BillsBookmark = { window: string } | { none: string };
+
+/**
+ * What earlier runs of this account learnt of the exchange, with the user's limits. A run stores
+ * it again when it ends, even a failed one (what a refusal taught holds whatever happened next).
+ */
+export async function loadExchangeProfile(o: BillsAccountSync, pageLimit: number): Promise<ExchangeProfile> {
+  return new ExchangeProfile(pageLimit, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
+}
