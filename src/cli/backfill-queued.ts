@@ -52,7 +52,9 @@ export async function runQueued({
         if (failed.length > 0) {
           return {
             complete: false,
-            reason: `${failed.length} backfill window(s) failed after all attempts; first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)`,
+            reason:
+              `${failed.length} backfill window(s) failed after all attempts; ` +
+              `first: ${failed[0]!.id}: ${failed[0]!.reason} (rerun the same command to retry them)`,
           };
         }
       } catch (err) {

@@ -37,7 +37,8 @@ export function describeExchangeFacts(f: ExchangeFacts, now: Date = new Date()):
     // Rounded up to the second, so that the time shown is one the exchange still serves.
     const from = Math.ceil((now.getTime() - f.historyMs) / 1000) * 1000;
     lines.push(
-      `the exchange keeps history from ${isoSeconds(from)} (${humanDuration(f.historyMs)}); earlier bills are not retrievable`,
+      `the exchange keeps history from ${isoSeconds(from)} (${humanDuration(f.historyMs)}); ` +
+        "earlier bills are not retrievable",
     );
   }
   if (f.maxSpanMs !== null) lines.push(`time ranges at most ${humanDuration(f.maxSpanMs)} (${f.maxSpanMs} ms)`);

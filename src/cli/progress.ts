@@ -24,7 +24,9 @@ export class ProgressReporter {
     const rate = seconds > 0 ? p.bills / seconds : 0;
     const stepRate = seconds > 0 ? p.done / seconds : 0;
     const eta = stepRate > 0 ? (p.total - p.done) / stepRate : undefined;
-    const text = `${this.label}: ${p.done}/${p.total} ${this.unit}, ${p.bills.toLocaleString("en-US")} bills, ${rate.toFixed(0)} bills/s, ETA ${eta === undefined ? "?" : formatDuration(eta)}`;
+    const text =
+      `${this.label}: ${p.done}/${p.total} ${this.unit}, ${p.bills.toLocaleString("en-US")} bills, ` +
+      `${rate.toFixed(0)} bills/s, ETA ${eta === undefined ? "?" : formatDuration(eta)}`;
     if (this.out.isTTY) {
       const width = 30;
       const filled = p.total ? Math.round((p.done / p.total) * width) : width;

@@ -16,7 +16,8 @@ export function formatRunSummary(r: RunSummary): string {
   if (s) {
     lines.push(
       `bills for account "${r.account}": ${new Date(s.fromMs).toISOString()} .. ${new Date(s.toMs).toISOString()}`,
-      `  fetched ${s.billsFetched} in ${s.windows} windows (${s.requests} requests${s.splitMilliseconds ? `, ${s.splitMilliseconds} same-millisecond splits` : ""})`,
+      `  fetched ${s.billsFetched} in ${s.windows} windows ` +
+        `(${s.requests} requests${s.splitMilliseconds ? `, ${s.splitMilliseconds} same-millisecond splits` : ""})`,
       `  new ${s.inserted}, revised ${s.revised}, quarantined ${s.quarantined}`,
     );
     if (s.unverifiedMilliseconds.length) lines.push(`  NOT PROVEN COMPLETE at: ${isoList(s.unverifiedMilliseconds)}`);
@@ -26,7 +27,8 @@ export function formatRunSummary(r: RunSummary): string {
       lines.push(
         s.historyFromMs > s.toMs
           ? "  the whole range lies before the exchange's history horizon: none of it is retrievable"
-          : `  bills before ${new Date(s.historyFromMs).toISOString()} are beyond the exchange's history horizon: not retrievable`,
+          : `  bills before ${new Date(s.historyFromMs).toISOString()} ` +
+              "are beyond the exchange's history horizon: not retrievable",
       );
     }
     const facts = describeExchangeFacts(s.exchange);
@@ -42,7 +44,11 @@ export function formatRunSummary(r: RunSummary): string {
       const ch = c.changes;
       const settings = ch.settingsChanged.fees + ch.settingsChanged.modes + ch.settingsChanged.leverages;
       lines.push(
-        `  coin ${c.coinId} (version ${c.version}): account ${ch.accountChanged ? "changed" : "unchanged"}, settings versions +${settings} (fees ${ch.settingsChanged.fees}, modes ${ch.settingsChanged.modes}, leverage ${ch.settingsChanged.leverages}), collateral changed ${ch.collateralChanged}, positions open ${c.positionsOpen ?? "(not sent)"}: opened ${ch.positions.opened}, changed ${ch.positions.changed}, closed ${ch.positions.closed}, reopened ${ch.positions.reopened}`,
+        `  coin ${c.coinId} (version ${c.version}): account ${ch.accountChanged ? "changed" : "unchanged"}, ` +
+          `settings versions +${settings} (fees ${ch.settingsChanged.fees}, modes ${ch.settingsChanged.modes}, ` +
+          `leverage ${ch.settingsChanged.leverages}), collateral changed ${ch.collateralChanged}, ` +
+          `positions open ${c.positionsOpen ?? "(not sent)"}: opened ${ch.positions.opened}, ` +
+          `changed ${ch.positions.changed}, closed ${ch.positions.closed}, reopened ${ch.positions.reopened}`,
       );
     }
     if (r.snapshots.prunedHistoryRows)
@@ -58,7 +64,10 @@ export function assertProven(unverifiedMilliseconds: number[]): void {
   if (unverifiedMilliseconds.length === 0) return;
   throw new CliExit(
     EXIT.unverified,
-    `completeness not provable at ${isoList(unverifiedMilliseconds)}: more same-millisecond bills than a page holds, and the API's filters cannot prove none is missing (one type and coin split by symbol, a businessType outside the spec's list, or a page size not yet settled); fetched as well as the API allows`,
+    `completeness not provable at ${isoList(unverifiedMilliseconds)}: ` +
+      "more same-millisecond bills than a page holds, and the API's filters cannot prove none is missing " +
+      "(one type and coin split by symbol, a businessType outside the spec's list, or a page size not yet settled); " +
+      "fetched as well as the API allows",
   );
 }
 

@@ -69,7 +69,8 @@ export function loadAccounts(config: Config, env: NodeJS.ProcessEnv = process.en
     data = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     throw new ConfigError(
-      `ACCOUNTS_FILE ${file} is not valid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ${(err as Error).message.split("\n")[0]}`,
+      `ACCOUNTS_FILE ${file} is not valid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ` +
+        `${(err as Error).message.split("\n")[0]}`,
     );
   }
   const parsed = accountsFile.safeParse(data);

@@ -19,7 +19,9 @@ export interface ConsoleAccess {
 export function consoleAccess(bindHost: string, token: string | undefined): ConsoleAccess {
   if (token === undefined && !isLoopbackHost(bindHost))
     throw new ConsoleTokenRequiredError(
-      `CONSOLE_TOKEN is required: the console would listen on ${bindHost || "every interface"}, which is not loopback, and shows the books to whoever reaches it (set CONSOLE_TOKEN, e.g. \`openssl rand -hex 32\`, or bind to 127.0.0.1)`,
+      `CONSOLE_TOKEN is required: the console would listen on ${bindHost || "every interface"}, ` +
+        "which is not loopback, and shows the books to whoever reaches it " +
+        "(set CONSOLE_TOKEN, e.g. `openssl rand -hex 32`, or bind to 127.0.0.1)",
     );
   return { token };
 }

@@ -42,7 +42,8 @@ function refuse(res: Response, reason: string): void {
     .send(
       messagePage(
         "Token required",
-        `${reason}. Open the console with ?token=<CONSOLE_TOKEN> once (it is then kept in a cookie), or send Authorization: Bearer <CONSOLE_TOKEN>.`,
+        `${reason}. Open the console with ?token=<CONSOLE_TOKEN> once (it is then kept in a cookie), ` +
+          "or send Authorization: Bearer <CONSOLE_TOKEN>.",
       ),
     );
 }

@@ -43,12 +43,14 @@ export const CHART_SCRIPT = `"use strict";
 
 export const CONSOLE_CSS = `body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em 2em; color: #111; }
 nav { font-size: 13px; margin-bottom: .5em; } nav a { color: #1f5fa8; }
-h1 { font-size: 20px; margin: 0 0 .6em; } h2 { font-size: 17px; margin: 1.6em 0 .4em; } h3 { font-size: 15px; margin: 1.2em 0 .3em; }
+h1 { font-size: 20px; margin: 0 0 .6em; } h2 { font-size: 17px; margin: 1.6em 0 .4em; } \
+h3 { font-size: 15px; margin: 1.2em 0 .3em; }
 table { border-collapse: collapse; margin: .3em 0 .8em; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; vertical-align: top; text-align: left; }
 td:first-child { white-space: nowrap; }
 th { background: #f0f0f0; }
-td.num, span.num { text-align: right; font-family: ui-monospace, monospace; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, span.num { text-align: right; font-family: ui-monospace, monospace; font-variant-numeric: tabular-nums; \
+white-space: nowrap; }
 pre { margin: 0; max-width: 70em; white-space: pre-wrap; word-break: break-all; font-size: 12px; }
 code { font-size: 12px; word-break: break-all; }
 .ok { color: #05612f; font-weight: 600; } .bad { color: #a40000; font-weight: 600; } .none { color: #666; }

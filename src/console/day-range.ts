@@ -27,7 +27,8 @@ function parseDay(name: string, value: unknown): number {
   // Date.UTC rolls impossible days over (2026-02-30 is March 2): refuse those.
   if (!m || dayText(ms) !== text)
     throw badRequest(
-      `${name} must be one UTC day written YYYY-MM-DD, such as 2026-01-31 (got ${JSON.stringify(Array.isArray(value) ? value : (text ?? ""))})`,
+      `${name} must be one UTC day written YYYY-MM-DD, such as 2026-01-31 ` +
+        `(got ${JSON.stringify(Array.isArray(value) ? value : (text ?? ""))})`,
     );
   return ms;
 }

@@ -19,7 +19,10 @@ export interface Bill {
   fillFee: string;
   /** Creation time, epoch milliseconds (always a safe integer). */
   cTimeMs: number;
-  /** Why a transfer was made, when the exchange says (not in the spec; public sources show it); null or absent otherwise. */
+  /**
+   * Why a transfer was made, when the exchange says (not in the spec; public sources show it); null
+   * or absent otherwise.
+   */
   transferReason?: string | null;
   /** The item as received, numbers a JavaScript reader could not hold exactly turned into strings. */
   raw: unknown;
@@ -169,7 +172,10 @@ function truncate(text: string): string {
   return chars.length > 60 ? `${chars.slice(0, 60).join("")}…` : text;
 }
 
-/** A page's items, each parsed by `parse` (given its exact text): the bills, the rejected, and the unknown types seen. */
+/**
+ * A page's items, each parsed by `parse` (given its exact text): the bills, the rejected, and the
+ * unknown types seen.
+ */
 export function parseItems(
   items: JsonValue[],
   texts: string[] | undefined,

@@ -11,7 +11,8 @@ export class ExchangeApiError extends Error {
     readonly exchangeMessage: string,
   ) {
     super(
-      `${endpoint}: exchange refused the request (HTTP ${status}${code ? `, code ${code}` : ""}): ${exchangeMessage}${hintFor(code, status)}`,
+      `${endpoint}: exchange refused the request (HTTP ${status}${code ? `, code ${code}` : ""}): ` +
+        `${exchangeMessage}${hintFor(code, status)}`,
     );
   }
 }
@@ -63,8 +64,8 @@ export class ExchangeRateLimitedError extends ExchangeUnavailableError {
     this.message =
       `${endpoint}: the exchange refused the request as too many requests ${attempts} times over ` +
       `${Math.round(waitedMs / 1000)} s, beyond EXCHANGE_MAX_WAIT_MS=${maxWaitMs}; last refusal: ${lastReason} ` +
-      "(another client on this API key or IP may be spending its weight budget; lower RATE_LIMIT_*_WEIGHT to what is left " +
-      "for ledger-sync, or raise EXCHANGE_MAX_WAIT_MS)";
+      "(another client on this API key or IP may be spending its weight budget; " +
+      "lower RATE_LIMIT_*_WEIGHT to what is left for ledger-sync, or raise EXCHANGE_MAX_WAIT_MS)";
   }
 }
 
@@ -76,7 +77,10 @@ export class MalformedResponseError extends Error {
 function hintFor(code: string | undefined, status: number): string {
   switch (code) {
     case "40008":
-      return " (request timestamp expired: check this machine's clock, e.g. `timedatectl`; the exchange accepts about 30 s of skew)";
+      return (
+        " (request timestamp expired: check this machine's clock, e.g. `timedatectl`; " +
+        "the exchange accepts about 30 s of skew)"
+      );
     case "40005":
       return " (invalid timestamp: check this machine's clock)";
     case "40006":
@@ -91,7 +95,10 @@ function hintFor(code: string | undefined, status: number): string {
     case "40013":
       return " (the account is frozen)";
     case "-1170":
-      return " (the exchange refuses this time range: it keeps history only so far back, or answers ranges only so wide; start BACKFILL_FROM or `backfill --from` within the history it keeps)";
+      return (
+        " (the exchange refuses this time range: it keeps history only so far back, or answers ranges only so wide; " +
+        "start BACKFILL_FROM or `backfill --from` within the history it keeps)"
+      );
     case "-1171":
       return " (start time after end time: a ledger-sync bug, please report it)";
     case "-1140":

@@ -18,7 +18,10 @@ export const digits = numberText.pipe(z.string().regex(/^[0-9]{1,78}$/, "must be
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
 
-/** Integer (may be negative) as text, within a BIGINT column's range, as PostgreSQL prints it ("007" is "7", "-0" is "0"). */
+/**
+ * Integer (may be negative) as text, within a BIGINT column's range, as PostgreSQL prints it ("007"
+ * is "7", "-0" is "0").
+ */
 export const integerText = numberText.pipe(
   z
     .string()

@@ -22,7 +22,10 @@ const sources = new WeakMap<object, string>();
 const elements = new WeakMap<object, string[]>();
 const conflicts = new WeakMap<object, string[]>();
 
-/** The exact text a document's root object or array was parsed from (undefined for nested values and values not from parseLossless). */
+/**
+ * The exact text a document's root object or array was parsed from (undefined for nested values and
+ * values not from parseLossless).
+ */
 export function sourceText(value: JsonValue | undefined): string | undefined {
   return value !== null && typeof value === "object" ? sources.get(value) : undefined;
 }
@@ -37,7 +40,10 @@ export function conflictingKeys(value: JsonValue | undefined): readonly string[]
   return (value !== null && typeof value === "object" && conflicts.get(value)) || [];
 }
 
-/** Parses JSON text keeping every number exact; throws a SyntaxError on malformed text or nesting deeper than MAX_JSON_DEPTH. */
+/**
+ * Parses JSON text keeping every number exact; throws a SyntaxError on malformed text or nesting
+ * deeper than MAX_JSON_DEPTH.
+ */
 export function parseLossless(text: string): JsonValue {
   return new Parser(text).parseDocument();
 }

@@ -41,7 +41,10 @@ export interface RedisWeightGateOptions {
   /** Per exchange account. */
   uid: RedisBudget;
   windowMs: number;
-  /** Longest a request can be in flight (the client's request timeout); a charge from a process that died before settle() expires after this + windowMs. */
+  /**
+   * Longest a request can be in flight (the client's request timeout); a charge from a process that
+   * died before settle() expires after this + windowMs.
+   */
   maxInFlightMs: number;
   /**
    * Fallback re-check interval for a waiter when the script gives no wait (default 25). The script
@@ -51,7 +54,10 @@ export interface RedisWeightGateOptions {
   pollMs?: number;
   /** Marked whenever the IP budget holds a request back; shared by the gates of one egress in a process. */
   ipPressure?: HeldBackMark;
-  /** Told of failed background writes (settle, pause, release); they are otherwise ignored, which is safe: charges expire on their own. */
+  /**
+   * Told of failed background writes (settle, pause, release); they are otherwise ignored, which is
+   * safe: charges expire on their own.
+   */
   onBackgroundError?: (err: unknown, op: "settle" | "pause" | "release" | "refuse") => void;
 }
 
@@ -227,7 +233,10 @@ export class RedisWeightGate implements WeightGate {
     return (await this.runCharge("peek", { ip: 0, uid: 0 }, "")).used;
   }
 
-  /** Resolves when this instance's fire-and-forget writes (settle, pause, release) have landed; call before closing the client. */
+  /**
+   * Resolves when this instance's fire-and-forget writes (settle, pause, release) have landed; call
+   * before closing the client.
+   */
   async drain(): Promise<void> {
     while (this.background.size) await Promise.allSettled([...this.background]);
   }

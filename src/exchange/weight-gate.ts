@@ -168,7 +168,10 @@ export class SlidingWindowGate implements WeightGate {
     }
   }
 
-  /** In flight charges never expire (at = Infinity) until settled; then at the latest time the exchange may count them. */
+  /**
+   * In flight charges never expire (at = Infinity) until settled; then at the latest time the
+   * exchange may count them.
+   */
   private settle(charge: Charge, mayStillArriveMs: number): void {
     if (charge.at !== Infinity) return;
     charge.at = this.clock() + Math.max(0, mayStillArriveMs);

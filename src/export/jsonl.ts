@@ -9,8 +9,9 @@ export const jsonl: ExportFormat = {
   reads: "every column",
   header: "",
   line: (b) =>
-    `{"account_name":${text(b.accountName)},"bill_id":${text(b.billId)},"coin":${text(b.coin)},"symbol":${text(b.symbol)},` +
-    `"business_type":${text(b.businessType)},"amount":${text(b.amount)},"balance":${text(b.balance)},"fill_fee":${text(b.fillFee)},` +
+    `{"account_name":${text(b.accountName)},"bill_id":${text(b.billId)},"coin":${text(b.coin)},` +
+    `"symbol":${text(b.symbol)},"business_type":${text(b.businessType)},"amount":${text(b.amount)},` +
+    `"balance":${text(b.balance)},"fill_fee":${text(b.fillFee)},` +
     `"created_at":${text(b.createdAt)},"created_at_ms":${text(b.createdAtMs)},"raw":${b.raw},` +
     `"first_seen_at":${text(b.firstSeenAt)},"last_seen_at":${text(b.lastSeenAt)},"source":${text(b.source)},` +
     `"transfer_reason":${text(b.transferReason)}}\n`,

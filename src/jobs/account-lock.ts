@@ -7,7 +7,8 @@ import type { Redis } from "ioredis";
 
 // Compare-and-delete / compare-and-extend: only the token's owner may release or renew.
 const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
-const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
+const RENEW =
+  `if redis.call("get", KEYS[1]) == ARGV[1] then ` + `return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
 
 export interface Lease {
   /** Aborted when the lock was lost (expired or taken over): stop working. */

@@ -23,7 +23,8 @@ export function planBackfill(
 ): BackfillWindow[] {
   if (!(toMs >= fromMs))
     throw new Error(
-      `backfill range is empty: --to (${new Date(toMs).toISOString()}) is before --from (${new Date(fromMs).toISOString()})`,
+      `backfill range is empty: --to (${new Date(toMs).toISOString()}) ` +
+        `is before --from (${new Date(fromMs).toISOString()})`,
     );
   const backfillId = `${account}_${fromMs}_${toMs}`;
   const windows: BackfillWindow[] = [];

@@ -112,7 +112,9 @@ export async function settleHealing(
     }
     await ctx.redis.del(key);
     const rows = await ctx.db.$queryRawUnsafe<{ bill_id: string }[]>(
-      "SELECT bill_id FROM bills WHERE account_name = $1 AND created_at_ms BETWEEN $2 AND $3 AND first_seen_at >= $4 ORDER BY created_at_ms, bill_id::numeric",
+      `SELECT bill_id FROM bills
+       WHERE account_name = $1 AND created_at_ms BETWEEN $2 AND $3 AND first_seen_at >= $4
+       ORDER BY created_at_ms, bill_id::numeric`,
       account,
       w.fromMs,
       w.toMs,

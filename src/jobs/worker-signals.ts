@@ -55,7 +55,8 @@ export function workerSignals(
     ? watchParent((was, now) => {
         logger.warn(
           { parentPid: was, newParentPid: now },
-          "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): shutting down as on SIGTERM",
+          "the process that started this worker through npm is gone (npm does not pass SIGTERM on to it): " +
+            "shutting down as on SIGTERM",
         );
         shutDown("parent gone");
       })

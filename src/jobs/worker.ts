@@ -1,10 +1,10 @@
 // `ledger-sync worker`: the long-running process. Boot: connect, load the accounts (variables,
 // ACCOUNTS_FILE and the accounts table, re-read every ACCOUNTS_REFRESH_MS), start the scheduler
-// tick (due work from PostgreSQL into the queues), one BullMQ Worker per queue and the ops HTTP server. Shutdown (SIGTERM/SIGINT,
-// or, when started through npm, the exit of the process that started it: parent-watch.ts):
-// stop taking jobs, let running ones finish for up to SHUTDOWN_TIMEOUT_MS (then stop them at their
-// next page: uncommitted work is simply redone from the cursor), then close workers, Redis, the
-// HTTP server and Prisma, in that order.
+// tick (due work from PostgreSQL into the queues), one BullMQ Worker per queue and the ops HTTP
+// server. Shutdown (SIGTERM/SIGINT, or, when started through npm, the exit of the process that
+// started it: parent-watch.ts): stop taking jobs, let running ones finish for up to
+// SHUTDOWN_TIMEOUT_MS (then stop them at their next page: uncommitted work is simply redone from
+// the cursor), then close workers, Redis, the HTTP server and Prisma, in that order.
 import { setMaxListeners } from "node:events";
 import { Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";

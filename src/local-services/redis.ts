@@ -29,7 +29,8 @@ export function ensureRedisServerInstalled(log: (line: string) => void = console
   if (why)
     throw new LocalServiceError(
       why,
-      "install it (Debian: sudo apt-get install -y redis-server), or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own",
+      "install it (Debian: sudo apt-get install -y redis-server), " +
+        "or set REDIS_URL (tests: TEST_REDIS_URL) to a Redis of your own",
     );
   if (hasRedisServer()) return;
   log("installing redis-server with apt-get (not found on this machine)");
@@ -38,7 +39,8 @@ export function ensureRedisServerInstalled(log: (line: string) => void = console
       "sh",
       [
         "-c",
-        "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null",
+        "apt-get update -qq && " +
+          "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null",
       ],
       { ...OWN_GROUP, stdio: ["ignore", "ignore", "pipe"] },
     );

@@ -1,5 +1,6 @@
 // Short human log lines for a terminal, e.g.
-//   14:03:07.412 WARN: exchange request failed; retrying account=main endpoint=bills attempt=2 delayMs=1500 reason="HTTP 429"
+//   14:03:07.412 WARN: exchange request failed; retrying account=main endpoint=bills attempt=2
+//     delayMs=1500 reason="HTTP 429" (one line on the terminal)
 // pino-pretty formats the time (local) and the level (coloured when the terminal supports it);
 // the rest is ours: the message and a fixed list of fields as key=value, so every call is one
 // line. Everything else stays available with LOG_FORMAT=json.

@@ -26,7 +26,10 @@ export interface HealthDeps {
   lastSuccess: () => Promise<LastSuccess[]>;
   /** A stream whose last success is older than this fails its check. */
   maxAgeMs: number;
-  /** When the process started: a stream that never succeeded fails only once the process has been up longer than maxAgeMs. */
+  /**
+   * When the process started: a stream that never succeeded fails only once the process has been up
+   * longer than maxAgeMs.
+   */
   startedAt: Date;
   now?: () => Date;
   /** Timeout of each probe (pings and lastSuccess). Default 2000 ms. */
@@ -94,7 +97,9 @@ function streamCheck(s: LastSuccess, now: Date, startedAt: Date, maxAgeMs: numbe
   return {
     name,
     ok: age <= maxAgeMs,
-    detail: `${age <= maxAgeMs ? "last success" : "stale: last success"} ${s.at.toISOString()}, ${seconds(Math.max(0, age))} ago (${limit})`,
+    detail:
+      `${age <= maxAgeMs ? "last success" : "stale: last success"} ${s.at.toISOString()}, ` +
+      `${seconds(Math.max(0, age))} ago (${limit})`,
   };
 }
 
@@ -117,7 +122,10 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   return { ok: checks.every((c) => c.ok), checks };
 }
 
-/** Runs one raw SQL query and resolves to its rows, e.g. `(sql) => db.$queryRawUnsafe<unknown[]>(sql)` or `(sql) => pool.query(sql).then((r) => r.rows)`. */
+/**
+ * Runs one raw SQL query and resolves to its rows, e.g. `(sql) => db.$queryRawUnsafe<unknown[]>(sql)`
+ * or `(sql) => pool.query(sql).then((r) => r.rows)`.
+ */
 export type RawQuery = (sql: string) => Promise<unknown[]>;
 
 const LAST_SUCCESS_SQL = `SELECT account_name, stream, updated_at FROM sync_state ORDER BY account_name, stream`;

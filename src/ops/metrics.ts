@@ -167,7 +167,9 @@ export class Metrics {
     });
     this.weightAllowance = new Gauge({
       name: `${p}weight_allowance`,
-      help: "Request weight per window the client allows itself of a budget, lowered by 429s (other clients on the IP or UID) and regrown as requests are answered.",
+      help:
+        "Request weight per window the client allows itself of a budget, lowered by 429s " +
+        "(other clients on the IP or UID) and regrown as requests are answered.",
       labelNames: ["budget", "scope"],
       registers,
     });
@@ -212,7 +214,9 @@ export class Metrics {
     });
     this.closedPeriodsChangedGauge = new Gauge({
       name: `${p}closed_periods_changed`,
-      help: "Closed periods (ledger-sync close) whose bills changed since they were closed, as the worker's last verify found them: changed, added (filed late) or missing bills. 0 when every closed period is intact.",
+      help:
+        "Closed periods (ledger-sync close) whose bills changed since they were closed, as the worker's last " +
+        "verify found them: changed, added (filed late) or missing bills. 0 when every closed period is intact.",
       labelNames: ["account"],
       registers,
     });
@@ -251,7 +255,10 @@ export class Metrics {
     });
     this.exchangeFact = new Gauge({
       name: `${p}exchange_fact`,
-      help: "What was learnt of how the exchange serves an account's bills: page_size, max_span_seconds, history_days, filter_offset_seconds; page_size_capped, start_inclusive, end_inclusive, has_next_page_trusted are 0/1. Absent: not learnt.",
+      help:
+        "What was learnt of how the exchange serves an account's bills: page_size, max_span_seconds, " +
+        "history_days, filter_offset_seconds; page_size_capped, start_inclusive, end_inclusive, " +
+        "has_next_page_trusted are 0/1. Absent: not learnt.",
       labelNames: ["account", "fact"],
       registers,
     });

@@ -22,7 +22,8 @@ export async function assertMayClose(db: Db): Promise<void> {
   );
   if (!row!.may)
     throw new CloseRefused(
-      `the database role "${row!.role}" may not write period_closes: closing needs the worker's or the owner's role (a read-only role can run \`statement\` and \`close --list\`)`,
+      `the database role "${row!.role}" may not write period_closes: ` +
+        "closing needs the worker's or the owner's role (a read-only role can run `statement` and `close --list`)",
     );
 }
 
@@ -39,7 +40,8 @@ export async function assertClosable(db: Db, o: ClosePreconditions): Promise<voi
   const needMs = o.period.toMs + o.lookbackMs;
   if (cursorMs === undefined || cursorMs < needMs)
     throw new CloseRefused(
-      `${what}: the bills are synced ${cursorMs === undefined ? "nowhere yet" : `only through ${iso(cursorMs)}`}, not past the period's end plus SYNC_LOOKBACK_MS (${iso(needMs)}): bills filed late may still come; sync first`,
+      `${what}: the bills are synced ${cursorMs === undefined ? "nowhere yet" : `only through ${iso(cursorMs)}`}, ` +
+        `not past the period's end plus SYNC_LOOKBACK_MS (${iso(needMs)}): bills filed late may still come; sync first`,
     );
   const toMs = o.period.toMs - 1;
   const { report } = await verifyAccount(db, {
@@ -54,6 +56,8 @@ export async function assertClosable(db: Db, o: ClosePreconditions): Promise<voi
   const failing = report.checks.filter(isFailing);
   if (failing.length > 0)
     throw new CloseRefused(
-      `${what}: verify fails over the period (${failing.slice(0, 3).map(describeCheck).join("; ")}${failing.length > 3 ? `; ${failing.length - 3} more` : ""}); \`ledger-sync verify --account ${o.account} --from ${o.period.fromMs} --to ${toMs}\` shows it all`,
+      `${what}: verify fails over the period (${failing.slice(0, 3).map(describeCheck).join("; ")}` +
+        `${failing.length > 3 ? `; ${failing.length - 3} more` : ""}); ` +
+        `\`ledger-sync verify --account ${o.account} --from ${o.period.fromMs} --to ${toMs}\` shows it all`,
     );
 }

@@ -101,7 +101,8 @@ function describeBill(b: BillChange): string {
       ? `bill ${b.billId} missing (no longer stored)`
       : `bill ${b.billId} missing (now dated ${b.at}, outside the period)`;
   return b.revision
-    ? `bill ${b.billId} changed (revision filed ${b.revision.replacedAt}: amount ${b.revision.amount} -> ${b.amount}, balance ${b.revision.balance} -> ${b.balance})`
+    ? `bill ${b.billId} changed (revision filed ${b.revision.replacedAt}: ` +
+        `amount ${b.revision.amount} -> ${b.amount}, balance ${b.revision.balance} -> ${b.balance})`
     : `bill ${b.billId} changed (no revision filed since the close: changed outside the revision path)`;
 }
 

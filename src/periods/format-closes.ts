@@ -8,9 +8,13 @@ export function formatCloseOutcome(o: CloseOutcome): string {
   const c = o.close;
   const sealed = `${c.billCount} bill(s), sha256 ${c.digest}`;
   if (o.status === "unchanged")
-    return `${c.period} of account "${c.account}" is already closed with the same bills (close #${c.id} by ${c.closedBy} at ${c.closedAt.toISOString()}; ${sealed}): nothing to do\n`;
+    return (
+      `${c.period} of account "${c.account}" is already closed with the same bills ` +
+      `(close #${c.id} by ${c.closedBy} at ${c.closedAt.toISOString()}; ${sealed}): nothing to do\n`
+    );
   const again = o.superseded
-    ? `; its bills changed since close #${o.superseded.id} (${o.superseded.billCount} bill(s), sha256 ${o.superseded.digest}), which this one supersedes`
+    ? `; its bills changed since close #${o.superseded.id} ` +
+      `(${o.superseded.billCount} bill(s), sha256 ${o.superseded.digest}), which this one supersedes`
     : "";
   const broken = o.statement.coins.filter((x) => !x.chain.ok).map((x) => x.coin);
   const untied = c.untiedReason
@@ -18,7 +22,8 @@ export function formatCloseOutcome(o: CloseOutcome): string {
       `reason: ${c.untiedReason}\n`
     : `roll-forward: ${c.rollForward}\n`;
   return (
-    `closed ${c.period} of account "${c.account}": close #${c.id} by ${c.closedBy} (database role ${c.dbUser}) at ${c.closedAt.toISOString()}, ${sealed}${again}\n` +
+    `closed ${c.period} of account "${c.account}": close #${c.id} by ${c.closedBy} ` +
+    `(database role ${c.dbUser}) at ${c.closedAt.toISOString()}, ${sealed}${again}\n` +
     untied +
     (broken.length
       ? `note: the balance chain does not hold for ${broken.join(", ")} (see \`ledger-sync statement\`)\n`
@@ -31,7 +36,8 @@ export function formatListing(rows: ClosedPeriodListing[]): string {
   const changes = (r: ClosedPeriodListing) =>
     r.state === "intact"
       ? ""
-      : `${r.changes.changed} changed, ${r.changes.added} added, ${r.changes.missing} missing (ledger-sync verify names them)`;
+      : `${r.changes.changed} changed, ${r.changes.added} added, ${r.changes.missing} missing ` +
+        "(ledger-sync verify names them)";
   return `${textTable(
     [
       { header: "account" },

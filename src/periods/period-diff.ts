@@ -49,7 +49,9 @@ export async function diffClosedPeriod(db: Db, close: PeriodCloseRow, limit = 10
      sealed AS (SELECT bill_id, line_sha256 AS d FROM period_close_bills WHERE close_id = $4::bigint),
      diff AS (
        SELECT coalesce(n.bill_id, s.bill_id) AS bill_id,
-              CASE WHEN s.bill_id IS NULL THEN 'added' WHEN n.bill_id IS NULL THEN 'missing' ELSE 'changed' END AS change
+              CASE WHEN s.bill_id IS NULL THEN 'added'
+                   WHEN n.bill_id IS NULL THEN 'missing'
+                   ELSE 'changed' END AS change
        FROM now n FULL JOIN sealed s ON s.bill_id = n.bill_id
        WHERE n.d IS DISTINCT FROM s.d
      ),
@@ -60,7 +62,8 @@ export async function diffClosedPeriod(db: Db, close: PeriodCloseRow, limit = 10
      )
      SELECT d.bill_id, d.change, d.of_kind, b.created_at_ms::text AS at_ms, b.first_seen_at,
             b.amount::text AS amount, b.balance::text AS balance,
-            r.replaced_at, r.amount::text AS old_amount, r.balance::text AS old_balance, r.fill_fee::text AS old_fill_fee
+            r.replaced_at, r.amount::text AS old_amount, r.balance::text AS old_balance,
+            r.fill_fee::text AS old_fill_fee
      FROM ranked d
      LEFT JOIN bills b ON b.account_name = $1 AND b.bill_id = d.bill_id
      LEFT JOIN LATERAL (

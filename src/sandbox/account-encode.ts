@@ -89,13 +89,27 @@ export class AccountEncoder {
       list: readonly Record<string, unknown>[],
       extraOf: (i: number) => string | null,
     ): string =>
-      `{${list.map((r, i) => `${JSON.stringify(String(r.contract_id))}:${this.record(kind, r, extraOf(i))}`).join(",")}}`;
+      `{${list
+        .map((r, i) => `${JSON.stringify(String(r.contract_id))}:${this.record(kind, r, extraOf(i))}`)
+        .join(",")}}`;
     let acc = `{${this.fields("account", a, ACCOUNT_SCALARS_HEAD)}`;
     const dfs = s.account.default_fee_setting;
-    acc += `,"default_fee_setting":${dfs === null ? "null" : this.record("fee", dfs as unknown as Record<string, unknown>, null)}`;
-    acc += `,"contract_id_to_fee_setting":${map("fee", s.account.fees as unknown as Record<string, unknown>[], (i) => ext("fee", i))}`;
-    acc += `,"contract_id_to_mode_setting":${map("mode", s.account.modes as unknown as Record<string, unknown>[], () => null)}`;
-    acc += `,"contract_id_to_leverage_setting":${map("leverage", s.account.leverages as unknown as Record<string, unknown>[], () => null)}`;
+    acc += `,"default_fee_setting":${
+      dfs === null ? "null" : this.record("fee", dfs as unknown as Record<string, unknown>, null)
+    }`;
+    acc += `,"contract_id_to_fee_setting":${map("fee", s.account.fees as unknown as Record<string, unknown>[], (i) =>
+      ext("fee", i),
+    )}`;
+    acc += `,"contract_id_to_mode_setting":${map(
+      "mode",
+      s.account.modes as unknown as Record<string, unknown>[],
+      () => null,
+    )}`;
+    acc += `,"contract_id_to_leverage_setting":${map(
+      "leverage",
+      s.account.leverages as unknown as Record<string, unknown>[],
+      () => null,
+    )}`;
     acc += `,${this.fields("account", a, ACCOUNT_SCALARS_TAIL)}`;
     const accExtra = ext("account", 0);
     acc += `${accExtra === null ? "" : `,${accExtra}`}}`;
@@ -105,7 +119,10 @@ export class AccountEncoder {
     const positions = s.positions.map((p, i) =>
       this.record("position", p as unknown as Record<string, unknown>, ext("position", i)),
     );
-    return `{"account":${acc},"collateral":[${collateral.join(",")}],"position":[${positions.join(",")}],"version":${JSON.stringify(s.version)}}`;
+    return (
+      `{"account":${acc},"collateral":[${collateral.join(",")}],` +
+      `"position":[${positions.join(",")}],"version":${JSON.stringify(s.version)}}`
+    );
   }
 
   /** ~1 in 20 responses: one unknown field at a seeded place (the account when that place is absent). */

@@ -136,7 +136,17 @@ function checkValue(where: string, kind: FieldKind, v: unknown): void {
             : typeof v === "string" && DIGITS.test(v); // id, time
   if (!ok)
     throw new Error(
-      `account state: ${where} must be ${kind === "int" ? "an integer" : kind === "dec" ? "decimal text" : kind === "bool" ? "a boolean" : kind === "text" ? "a string" : "a digit string"}, got ${JSON.stringify(v)}`,
+      `account state: ${where} must be ${
+        kind === "int"
+          ? "an integer"
+          : kind === "dec"
+            ? "decimal text"
+            : kind === "bool"
+              ? "a boolean"
+              : kind === "text"
+                ? "a string"
+                : "a digit string"
+      }, got ${JSON.stringify(v)}`,
     );
 }
 

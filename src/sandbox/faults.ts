@@ -52,7 +52,10 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
 /** The kind of page a reverse proxy (nginx / a CDN) serves when the backend is unhappy. */
 export function htmlErrorPage(status: number): string {
   const title = `${status} ${STATUS_TEXT[status] ?? "Error"}`;
-  return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
+  return (
+    `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n` +
+    `<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`
+  );
 }
 
 /** 200 with HTML: what a captive portal or a WAF challenge looks like to an API client. */

@@ -126,7 +126,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const finish = (call: IncomingCall, started: number, outcome: string, fault: FaultKind | null): void => {
     count(outcome);
     log?.(
-      `${call.method} ${call.path}${call.query === "" ? "" : `?${call.query}`} -> ${outcome} ${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`,
+      `${call.method} ${call.path}${call.query === "" ? "" : `?${call.query}`} -> ${outcome} ` +
+        `${Date.now() - started}ms${fault === null ? "" : ` fault=${fault}`}`,
     );
   };
   const send = (

@@ -61,7 +61,8 @@ export async function collateralNear(
             (SELECT sum(amount)::text FROM records WHERE main) AS main_amount,
             (SELECT count(*)::int FROM records) AS records,
             (SELECT b.balance::text FROM bills b
-             WHERE b.account_name = $1 AND b.coin = $4 AND b.created_at_ms <= (extract(epoch FROM n.observed_at) * 1000)::bigint
+             WHERE b.account_name = $1 AND b.coin = $4
+               AND b.created_at_ms <= (extract(epoch FROM n.observed_at) * 1000)::bigint
              ORDER BY b.created_at_ms DESC, b.bill_id::numeric DESC LIMIT 1) AS ledger_balance
      FROM nearest n`,
     account,

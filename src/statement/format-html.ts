@@ -19,7 +19,8 @@ p.range, p.note { color: #444; margin: 0 0 1em; }
 table { border-collapse: collapse; margin: .3em 0 .8em; }
 th, td { border: 1px solid #bbb; padding: .2em .6em; vertical-align: top; }
 th { background: #eee; text-align: left; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; font-family: ui-monospace, monospace; \
+white-space: nowrap; }
 tr.total td { font-weight: bold; }
 .ok { color: #064; font-weight: bold; } .broken { color: #a00; font-weight: bold; }
 .unreconcilable { color: #850; font-weight: bold; }
@@ -63,7 +64,8 @@ function coinSection(c: CoinStatement): string {
 <table>
 <tr><th>business type</th><th>bills</th><th>amount</th><th>fill fee</th></tr>
 ${movementRows}
-<tr class="total">${cell("total")}${cell(String(c.total.bills), true)}${cell(c.total.amount, true)}${cell(c.total.fillFee, true)}</tr>
+<tr class="total">${cell("total")}${cell(String(c.total.bills), true)}\
+${cell(c.total.amount, true)}${cell(c.total.fillFee, true)}</tr>
 </table>
 <table>
 ${figureRows}
@@ -86,7 +88,11 @@ export function formatStatementHtml(s: Statement): string {
 <body>
 <h1>${escapeHtml(title)}</h1>
 <p class="range">${escapeHtml(rangeLine(s))}</p>
-${s.coins.length === 0 ? '<p class="note">no coin has a bill before the end of the period</p>' : s.coins.map(coinSection).join("\n")}
+${
+  s.coins.length === 0
+    ? '<p class="note">no coin has a bill before the end of the period</p>'
+    : s.coins.map(coinSection).join("\n")
+}
 ${s.collateralNote ? `<p class="note">${escapeHtml(s.collateralNote)}</p>` : ""}
 <p>${escapeHtml(rollForwardSummary(s))}</p>
 </body>

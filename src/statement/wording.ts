@@ -27,7 +27,9 @@ export function figureLines(c: CoinStatement): [string, string, string][] {
 /** The balance chain in one line: its verdict, the sum, and why it failed when it did. */
 export function chainSentence(c: CoinStatement): string {
   const k = c.chain;
-  const sum = `${c.opening?.balance ?? "0"} + ${c.total.amount}${feeTerm(c)} = ${k.expectedClosing}, closing ${c.closing.balance}`;
+  const sum =
+    `${c.opening?.balance ?? "0"} + ${c.total.amount}${feeTerm(c)} = ${k.expectedClosing}, ` +
+    `closing ${c.closing.balance}`;
   const why: string[] = [];
   if (!/^-?[0.]+$/.test(k.difference)) why.push(`closing differs by ${k.difference}`);
   if (k.breaks > 0)

@@ -13,7 +13,8 @@ export async function backfillWindowsDone(
 ): Promise<number> {
   if (windows.length === 0) return 0;
   const [row] = await db.$queryRawUnsafe<{ done: number }[]>(
-    `SELECT count(*)::int AS done FROM sync_state s JOIN unnest($2::text[], $3::bigint[]) AS w(stream, to_ms) ON s.stream = w.stream
+    `SELECT count(*)::int AS done
+     FROM sync_state s JOIN unnest($2::text[], $3::bigint[]) AS w(stream, to_ms) ON s.stream = w.stream
      WHERE s.account_name = $1 AND s.cursor_ms >= w.to_ms`,
     account,
     windows.map((w) => streamOf(w.fromMs, w.toMs)),
@@ -27,7 +28,10 @@ export async function countBills(db: Db, account: string, fromMs: number, toMs: 
   const [row] = await db.$queryRawUnsafe<{ bills: number }[]>(
     // On created_at, not created_at_ms: (account_name, created_at) is indexed, so this is an
     // index-only count of the range instead of reading every bill of the account.
-    "SELECT count(*)::int AS bills FROM bills WHERE account_name = $1 AND created_at BETWEEN timestamptz 'epoch' + $2::bigint * interval '1 millisecond' AND timestamptz 'epoch' + $3::bigint * interval '1 millisecond'",
+    `SELECT count(*)::int AS bills FROM bills
+     WHERE account_name = $1
+       AND created_at BETWEEN timestamptz 'epoch' + $2::bigint * interval '1 millisecond'
+                          AND timestamptz 'epoch' + $3::bigint * interval '1 millisecond'`,
     account,
     fromMs,
     toMs,

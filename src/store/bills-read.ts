@@ -60,7 +60,8 @@ const MOVEMENT = `bill_id AS "billId", coin, symbol,
 export const MOVEMENT_COLUMNS: Selection<BillMovement> = { columns: MOVEMENT };
 export const EVERY_COLUMN: Selection<ExportBill> = {
   columns: `${MOVEMENT}, account_name AS "accountName", balance::text AS balance, raw::text AS raw,
-    ${iso("first_seen_at")} AS "firstSeenAt", ${iso("last_seen_at")} AS "lastSeenAt", source, transfer_reason AS "transferReason"`,
+    ${iso("first_seen_at")} AS "firstSeenAt", ${iso("last_seen_at")} AS "lastSeenAt",
+    source, transfer_reason AS "transferReason"`,
 };
 
 const instant = (param: string) => `timestamptz 'epoch' + ${param}::bigint * interval '1 millisecond'`;

@@ -32,9 +32,7 @@ export async function summariseBills(db: Db, accountName: string): Promise<Bills
     accountName,
   );
   const quarantined = await db.quarantine.count({ where: { accountName } });
-  const [counts] = await db.$queryRawUnsafe<Record<string, number>[]>(
-    `SELECT ${SNAPSHOT_TABLES.map((t) => `(SELECT count(*)::int FROM ${t} WHERE account_name = $1) AS ${t}`).join(", ")}`,
-    accountName,
-  );
+  const perTable = SNAPSHOT_TABLES.map((t) => `(SELECT count(*)::int FROM ${t} WHERE account_name = $1) AS ${t}`);
+  const [counts] = await db.$queryRawUnsafe<Record<string, number>[]>(`SELECT ${perTable.join(", ")}`, accountName);
   return { total: byType.reduce((n, r) => n + r.count, 0), byType, balances, quarantined, snapshotRows: counts ?? {} };
 }

@@ -50,8 +50,10 @@ export interface BillsWindowResult {
 // change of scale ("1.5" -> "1.50") is recorded too: we keep what the exchange sent, digit for digit.
 // A transfer reason not sent is not a change (an endpoint may leave it out); one sent that differs
 // from what is stored, a first one included, is.
-const CONTENT_DIFFERS = `(b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.created_at_ms)
-  IS DISTINCT FROM (i.coin, i.symbol, i.business_type, i.amount::text, i.balance::text, i.fill_fee::text, i.created_at_ms)
+const CONTENT_DIFFERS = `
+  (b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.created_at_ms)
+  IS DISTINCT FROM
+  (i.coin, i.symbol, i.business_type, i.amount::text, i.balance::text, i.fill_fee::text, i.created_at_ms)
   OR (i.transfer_reason IS NOT NULL AND i.transfer_reason IS DISTINCT FROM b.transfer_reason)`;
 
 // New bills, by far the most (a backfill writes nothing else), take the cheap path: INSERT ... ON
@@ -72,13 +74,16 @@ const CONTENT_DIFFERS = `(b.coin, b.symbol, b.business_type, b.amount::text, b.b
 const SQL = `
 WITH input AS (
   SELECT * FROM json_to_recordset($2::json)
-    AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric, fill_fee numeric, created_at_ms bigint, raw jsonb, transfer_reason text)
+    AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric,
+         fill_fee numeric, created_at_ms bigint, raw jsonb, transfer_reason text)
   WHERE set_config('ledger_sync.revision', 'on', true) = 'on'
 ),
 inserted AS (
-  INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at, last_seen_at, source, transfer_reason)
+  INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee,
+                          created_at, created_at_ms, raw, first_seen_at, last_seen_at, source, transfer_reason)
   SELECT $1, i.bill_id, i.coin, i.symbol, i.business_type, i.amount, i.balance, i.fill_fee,
-         timestamptz 'epoch' + i.created_at_ms * interval '1 millisecond', i.created_at_ms, i.raw, $3, $3, $11, i.transfer_reason
+         timestamptz 'epoch' + i.created_at_ms * interval '1 millisecond', i.created_at_ms, i.raw,
+         $3, $3, $11, i.transfer_reason
   FROM input i
   ON CONFLICT (account_name, bill_id) DO NOTHING
   RETURNING bill_id, created_at_ms
@@ -86,7 +91,11 @@ inserted AS (
 known AS (
   SELECT b.row_id, b.created_at_ms AS old_ms, i.*, ${CONTENT_DIFFERS} AS differs
   FROM input i
-  CROSS JOIN LATERAL (SELECT b.ctid AS row_id, b.* FROM bills b WHERE b.account_name = (SELECT $1::text) AND b.bill_id = i.bill_id LIMIT 1) b
+  CROSS JOIN LATERAL (
+    SELECT b.ctid AS row_id, b.* FROM bills b
+    WHERE b.account_name = (SELECT $1::text) AND b.bill_id = i.bill_id
+    LIMIT 1
+  ) b
   WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
 ),
 updated AS (
@@ -102,7 +111,15 @@ updated AS (
   RETURNING b.bill_id, b.created_at_ms, k.old_ms, k.differs
 ),
 quarantined AS (
-  ${quarantineUpsertSql({ account: "$1", stream: "$4", reasons: "$5", texts: "$6", hashes: "$7", context: "$8", now: "$3" })}
+  ${quarantineUpsertSql({
+    account: "$1",
+    stream: "$4",
+    reasons: "$5",
+    texts: "$6",
+    hashes: "$7",
+    context: "$8",
+    now: "$3",
+  })}
 ),
 cursor AS (
   INSERT INTO sync_state AS s (account_name, stream, cursor_ms, updated_at, resume)
@@ -126,7 +143,8 @@ SELECT
   ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated))::int AS upserted,
   (SELECT count(*) FROM quarantined WHERE inserted)::int AS quarantined,
   (SELECT count(*) FROM cursor)::int AS cursor_rows,
-  (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}') FROM inserted)::text[] AS inserted_lateness_ms
+  (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}')
+   FROM inserted)::text[] AS inserted_lateness_ms
 `;
 
 type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & {
@@ -205,7 +223,10 @@ function billsDocument(bills: Bill[]): string {
   );
 }
 
-/** A bill can come twice in a batch (two windows' pages held it): the later answer wins, since ON CONFLICT cannot touch one row twice in a statement. */
+/**
+ * A bill can come twice in a batch (two windows' pages held it): the later answer wins, since ON
+ * CONFLICT cannot touch one row twice in a statement.
+ */
 function dedupeById(bills: Bill[]): Bill[] {
   const byId = new Map<string, Bill>();
   for (const b of bills) byId.set(b.billId, b);

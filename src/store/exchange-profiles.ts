@@ -61,7 +61,8 @@ interface ProfileRow {
 }
 
 const COLUMNS =
-  "account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms, start_inclusive, end_inclusive, has_next_page, updated_at";
+  "account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms, " +
+  "start_inclusive, end_inclusive, has_next_page, updated_at";
 
 // bigint columns come back as bigint; these are ms durations far below 2^53, so a number is exact.
 function msOrNull(v: bigint | null): number | null {
@@ -96,12 +97,15 @@ export async function saveExchangeFacts(db: Db, account: string, facts: Exchange
   // driver would give a JS number; rounded because a bigint cast refuses a fraction.
   const ms = (v: number | null) => (v === null ? null : String(Math.round(v)));
   await db.$executeRawUnsafe(
-    `INSERT INTO exchange_profiles (account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms, start_inclusive, end_inclusive, has_next_page, updated_at)
+    `INSERT INTO exchange_profiles
+       (account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms,
+        start_inclusive, end_inclusive, has_next_page, updated_at)
      VALUES ($1, $2::int, $3, $4::bigint, $5::bigint, $6::bigint, $7::boolean, $8::boolean, $9::text, now())
      ON CONFLICT (account_name) DO UPDATE SET
        page_size = EXCLUDED.page_size, page_size_capped = EXCLUDED.page_size_capped, max_span_ms = EXCLUDED.max_span_ms,
-       history_ms = EXCLUDED.history_ms, filter_offset_ms = EXCLUDED.filter_offset_ms, start_inclusive = EXCLUDED.start_inclusive,
-       end_inclusive = EXCLUDED.end_inclusive, has_next_page = EXCLUDED.has_next_page, updated_at = now()`,
+       history_ms = EXCLUDED.history_ms, filter_offset_ms = EXCLUDED.filter_offset_ms,
+       start_inclusive = EXCLUDED.start_inclusive, end_inclusive = EXCLUDED.end_inclusive,
+       has_next_page = EXCLUDED.has_next_page, updated_at = now()`,
     account,
     facts.pageSize,
     facts.pageSizeCapped,

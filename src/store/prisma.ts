@@ -66,6 +66,16 @@ const NETWORK_CODES = new Set([
   "ECONNABORTED",
 ]);
 const UNAVAILABLE_PRISMA_CODES = new Set(["P1001", "P1002", "P1017"]);
+// pg's messages when a connection dies under a query; one pattern of alternatives.
+const CONNECTION_LOST_MESSAGE = new RegExp(
+  [
+    "Connection terminated unexpectedly",
+    "Can't reach database server",
+    "Connection terminated due to connection timeout",
+    "terminating connection due to administrator command",
+    "the database system is (starting up|shutting down|in recovery mode)",
+  ].join("|"),
+);
 
 /**
  * True when `err` (from the Prisma client on adapter-pg) means PostgreSQL is unreachable or
@@ -88,7 +98,5 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (typeof sqlstate === "string" && UNAVAILABLE_SQLSTATE.test(sqlstate)) return true;
   }
   // pg's own errors when a connection dies under a query (passed through unwrapped).
-  return /Connection terminated unexpectedly|Can't reach database server|Connection terminated due to connection timeout|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/.test(
-    e.message,
-  );
+  return CONNECTION_LOST_MESSAGE.test(e.message);
 }

@@ -21,15 +21,25 @@ export function quarantineUpsertSql(p: {
   context: string;
   now: string;
 }): string {
-  return `INSERT INTO quarantine AS q (account_name, stream, reason, raw_text, raw_hash, context, first_seen_at, last_seen_at)
+  return `INSERT INTO quarantine AS q
+    (account_name, stream, reason, raw_text, raw_hash, context, first_seen_at, last_seen_at)
   SELECT ${p.account}, ${p.stream}, r.reason, r.raw_text, r.raw_hash, ${p.context}::jsonb, ${p.now}, ${p.now}
   FROM unnest(${p.reasons}::text[], ${p.texts}::text[], ${p.hashes}::text[]) AS r(reason, raw_text, raw_hash)
   ON CONFLICT (account_name, stream, raw_hash) DO UPDATE SET
-    last_seen_at = excluded.last_seen_at, seen_count = q.seen_count + 1, reason = excluded.reason, context = excluded.context
+    last_seen_at = excluded.last_seen_at, seen_count = q.seen_count + 1,
+    reason = excluded.reason, context = excluded.context
   RETURNING (xmax = 0) AS inserted`;
 }
 
-const STANDALONE = `WITH q AS (${quarantineUpsertSql({ account: "$1", stream: "$2", reasons: "$3", texts: "$4", hashes: "$5", context: "$6", now: "$7" })})
+const STANDALONE = `WITH q AS (${quarantineUpsertSql({
+  account: "$1",
+  stream: "$2",
+  reasons: "$3",
+  texts: "$4",
+  hashes: "$5",
+  context: "$6",
+  now: "$7",
+})})
 SELECT count(*) FILTER (WHERE inserted)::int AS n FROM q`;
 
 /** Quarantines records; returns how many are new (not seen before). */

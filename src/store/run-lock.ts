@@ -24,7 +24,8 @@ const GROUP_STREAMS: Record<RunLockGroup, string[]> = {
 const GROUP_ORDER: readonly RunLockGroup[] = ["bills", "snapshots"];
 /** What a run taking the lock says when it marked runs interrupted (the CLI and the worker log it). */
 export const INTERRUPTED_RUNS_MESSAGE =
-  "runs of this account whose end was never recorded (their process ended, or lost the database) are marked interrupted";
+  "runs of this account whose end was never recorded (their process ended, or lost the database) " +
+  "are marked interrupted";
 /** The error recorded on a run marked interrupted (unless it recorded one of its own). */
 const INTERRUPTED_RUN_ERROR =
   "its end was never recorded: the process ended, or lost the database (found by the next run of the account)";

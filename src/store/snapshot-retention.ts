@@ -10,13 +10,18 @@ const STATEMENTS = [
     (t) => `DELETE FROM ${t} WHERE account_name = $1 AND valid_to < $2`,
   ),
   `DELETE FROM collateral_history h WHERE h.account_name = $1 AND h.observed_at < $2 AND EXISTS (
-     SELECT 1 FROM collateral_history n WHERE n.account_name = h.account_name AND n.coin_id = h.coin_id AND n.margin_mode = h.margin_mode
+     SELECT 1 FROM collateral_history n
+     WHERE n.account_name = h.account_name AND n.coin_id = h.coin_id AND n.margin_mode = h.margin_mode
        AND n.cross_contract_id = h.cross_contract_id AND n.cross_symbol = h.cross_symbol
        AND n.isolated_position_id = h.isolated_position_id AND n.observed_at > h.observed_at AND n.observed_at < $2)`,
   `DELETE FROM position_history h WHERE h.account_name = $1 AND h.observed_at < $2 AND EXISTS (
-     SELECT 1 FROM position_history n WHERE n.account_name = h.account_name AND n.position_id = h.position_id AND n.observed_at > h.observed_at AND n.observed_at < $2)`,
+     SELECT 1 FROM position_history n
+     WHERE n.account_name = h.account_name AND n.position_id = h.position_id
+       AND n.observed_at > h.observed_at AND n.observed_at < $2)`,
   `DELETE FROM account_snapshots h WHERE h.account_name = $1 AND h.taken_at < $2 AND EXISTS (
-     SELECT 1 FROM account_snapshots n WHERE n.account_name = h.account_name AND n.coin_id = h.coin_id AND n.taken_at > h.taken_at AND n.taken_at < $2)`,
+     SELECT 1 FROM account_snapshots n
+     WHERE n.account_name = h.account_name AND n.coin_id = h.coin_id
+       AND n.taken_at > h.taken_at AND n.taken_at < $2)`,
 ];
 
 /** Deletes history older than `retentionDays`; returns the number of rows removed. */

@@ -77,8 +77,10 @@ export function commitSnapshot(db: Db, s: SnapshotWrite): Promise<SnapshotChange
  */
 async function writeBookmark(tx: Tx, s: SnapshotWrite): Promise<void> {
   await tx.$executeRawUnsafe(
-    `INSERT INTO sync_state AS st (account_name, stream, cursor_ms, updated_at) VALUES ($1, $2, $3::bigint, $4)
-     ON CONFLICT (account_name, stream) DO UPDATE SET cursor_ms = GREATEST(st.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at`,
+    `INSERT INTO sync_state AS st (account_name, stream, cursor_ms, updated_at)
+     VALUES ($1, $2, $3::bigint, $4)
+     ON CONFLICT (account_name, stream) DO UPDATE
+       SET cursor_ms = GREATEST(st.cursor_ms, excluded.cursor_ms), updated_at = excluded.updated_at`,
     s.accountName,
     `snapshots:${s.coinId}`,
     String(s.takenAt.getTime()),
@@ -94,7 +96,11 @@ async function count(tx: Tx, sql: string, ...params: unknown[]): Promise<number>
 /** A new account_snapshots row when the record differs from the latest one; else touch it. */
 async function writeAccount(tx: Tx, s: SnapshotWrite, account: SnapshotRow): Promise<boolean> {
   const latest = await tx.$queryRawUnsafe<{ id: bigint; content_hash: string }[]>(
-    "SELECT id, content_hash FROM account_snapshots WHERE account_name = $1 AND coin_id = $2 ORDER BY taken_at DESC, id DESC LIMIT 1 FOR UPDATE",
+    `SELECT id, content_hash FROM account_snapshots
+     WHERE account_name = $1 AND coin_id = $2
+     ORDER BY taken_at DESC, id DESC
+     LIMIT 1
+     FOR UPDATE`,
     s.accountName,
     s.coinId,
   );
@@ -104,8 +110,10 @@ async function writeAccount(tx: Tx, s: SnapshotWrite, account: SnapshotRow): Pro
     return false;
   }
   await tx.$executeRawUnsafe(
-    `INSERT INTO account_snapshots (account_name, coin_id, version, taken_at, last_seen_at, ${insertColumns(ACCOUNT_COLUMNS).join(", ")})
-     SELECT $1, $3, $4, $5, $5, ${selectValues(ACCOUNT_COLUMNS).join(", ")} FROM ${recordset(ACCOUNT_COLUMNS, "$2")}`,
+    `INSERT INTO account_snapshots
+       (account_name, coin_id, version, taken_at, last_seen_at, ${insertColumns(ACCOUNT_COLUMNS).join(", ")})
+     SELECT $1, $3, $4, $5, $5, ${selectValues(ACCOUNT_COLUMNS).join(", ")}
+     FROM ${recordset(ACCOUNT_COLUMNS, "$2")}`,
     s.accountName,
     json([account]),
     s.coinId,
@@ -134,7 +142,8 @@ async function writeSettings(
   const input = `${recordset([["contract_id", "text"], ...columns], "$2", false)}`;
   await tx.$executeRawUnsafe(
     `UPDATE ${table} s SET valid_to = $3 FROM ${input}
-     WHERE s.account_name = $1 AND s.contract_id = i.contract_id AND s.valid_to IS NULL AND s.content_hash <> i.content_hash`,
+     WHERE s.account_name = $1 AND s.contract_id = i.contract_id AND s.valid_to IS NULL
+       AND s.content_hash <> i.content_hash`,
     accountName,
     json(rows),
     takenAt,
@@ -152,7 +161,10 @@ async function writeSettings(
     `WITH ins AS (
        INSERT INTO ${table} (account_name, ${insertColumns(cols, false).join(", ")}, valid_from, valid_to, last_seen_at)
        SELECT $1, ${selectValues(cols, false).join(", ")}, $3, NULL, $3 FROM ${input}
-       WHERE NOT EXISTS (SELECT 1 FROM ${table} s WHERE s.account_name = $1 AND s.contract_id = i.contract_id AND s.valid_to IS NULL)
+       WHERE NOT EXISTS (
+         SELECT 1 FROM ${table} s
+         WHERE s.account_name = $1 AND s.contract_id = i.contract_id AND s.valid_to IS NULL
+       )
        RETURNING 1)
      SELECT count(*)::int AS n FROM ins`,
     accountName,
@@ -169,7 +181,8 @@ async function writeCollateral(tx: Tx, s: SnapshotWrite): Promise<number> {
     `WITH ins AS (
        INSERT INTO collateral_history (account_name, ${insertColumns(COLLATERAL_COLUMNS).join(", ")}, observed_at)
        SELECT $1, ${selectValues(COLLATERAL_COLUMNS).join(", ")}, $3
-       FROM ${recordset(COLLATERAL_COLUMNS, "$2")} LEFT JOIN collateral_current c ON c.account_name = $1 AND ${keyMatch}
+       FROM ${recordset(COLLATERAL_COLUMNS, "$2")}
+       LEFT JOIN collateral_current c ON c.account_name = $1 AND ${keyMatch}
        WHERE c.content_hash IS DISTINCT FROM i.content_hash
        RETURNING 1)
      SELECT count(*)::int AS n FROM ins`,
@@ -178,11 +191,14 @@ async function writeCollateral(tx: Tx, s: SnapshotWrite): Promise<number> {
     s.takenAt,
   );
   await tx.$executeRawUnsafe(
-    `INSERT INTO collateral_current AS c (account_name, ${insertColumns(COLLATERAL_COLUMNS).join(", ")}, first_seen_at, changed_at, last_seen_at)
-     SELECT $1, ${selectValues(COLLATERAL_COLUMNS).join(", ")}, $3, $3, $3 FROM ${recordset(COLLATERAL_COLUMNS, "$2")}
+    `INSERT INTO collateral_current AS c
+       (account_name, ${insertColumns(COLLATERAL_COLUMNS).join(", ")}, first_seen_at, changed_at, last_seen_at)
+     SELECT $1, ${selectValues(COLLATERAL_COLUMNS).join(", ")}, $3, $3, $3
+     FROM ${recordset(COLLATERAL_COLUMNS, "$2")}
      ON CONFLICT (account_name, ${COLLATERAL_KEY.join(", ")}) DO UPDATE SET ${updateFromExcluded(COLLATERAL_COLUMNS)},
        raw = excluded.raw,
-       changed_at = CASE WHEN c.content_hash IS DISTINCT FROM excluded.content_hash THEN excluded.changed_at ELSE c.changed_at END,
+       changed_at = CASE WHEN c.content_hash IS DISTINCT FROM excluded.content_hash
+         THEN excluded.changed_at ELSE c.changed_at END,
        last_seen_at = excluded.last_seen_at`,
     s.accountName,
     json(s.collateral),
@@ -204,9 +220,13 @@ async function writePositions(
   const events = await tx.$queryRawUnsafe<{ event: string; n: number }[]>(
     `WITH ins AS (
        INSERT INTO position_history (account_name, event, ${insertColumns(POSITION_COLUMNS).join(", ")}, observed_at)
-       SELECT $1, CASE WHEN c.position_id IS NULL THEN 'opened' WHEN c.closed_at IS NOT NULL THEN 'reopened' ELSE 'changed' END,
+       SELECT $1,
+              CASE WHEN c.position_id IS NULL THEN 'opened'
+                   WHEN c.closed_at IS NOT NULL THEN 'reopened'
+                   ELSE 'changed' END,
               ${selectValues(POSITION_COLUMNS).join(", ")}, $3
-       FROM ${recordset(POSITION_COLUMNS, "$2")} LEFT JOIN positions_current c ON c.account_name = $1 AND c.position_id = i.position_id
+       FROM ${recordset(POSITION_COLUMNS, "$2")}
+       LEFT JOIN positions_current c ON c.account_name = $1 AND c.position_id = i.position_id
        WHERE c.position_id IS NULL OR c.closed_at IS NOT NULL OR c.content_hash <> i.content_hash
        RETURNING event)
      SELECT event, count(*)::int AS n FROM ins GROUP BY event`,
@@ -216,11 +236,15 @@ async function writePositions(
   );
   if (positions.length > 0) {
     await tx.$executeRawUnsafe(
-      `INSERT INTO positions_current AS c (account_name, ${insertColumns(POSITION_COLUMNS).join(", ")}, first_seen_at, changed_at, last_seen_at, closed_at)
-       SELECT $1, ${selectValues(POSITION_COLUMNS).join(", ")}, $3, $3, $3, NULL FROM ${recordset(POSITION_COLUMNS, "$2")}
+      `INSERT INTO positions_current AS c
+         (account_name, ${insertColumns(POSITION_COLUMNS).join(", ")},
+          first_seen_at, changed_at, last_seen_at, closed_at)
+       SELECT $1, ${selectValues(POSITION_COLUMNS).join(", ")}, $3, $3, $3, NULL
+       FROM ${recordset(POSITION_COLUMNS, "$2")}
        ON CONFLICT (account_name, position_id) DO UPDATE SET ${updateFromExcluded(POSITION_COLUMNS)},
          raw = excluded.raw,
-         changed_at = CASE WHEN c.content_hash IS DISTINCT FROM excluded.content_hash OR c.closed_at IS NOT NULL THEN excluded.changed_at ELSE c.changed_at END,
+         changed_at = CASE WHEN c.content_hash IS DISTINCT FROM excluded.content_hash OR c.closed_at IS NOT NULL
+           THEN excluded.changed_at ELSE c.changed_at END,
          last_seen_at = excluded.last_seen_at,
          closed_at = NULL`,
       s.accountName,

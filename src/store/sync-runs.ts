@@ -30,9 +30,11 @@ const ms = (v: number | undefined) => (v === undefined ? null : String(v));
 
 export async function startRun(db: Db, r: RunStart): Promise<bigint> {
   const rows = await db.$queryRawUnsafe<{ id: bigint }[]>(
-    `INSERT INTO sync_runs (account_name, stream, window_from_ms, window_to_ms, window_from, window_to, started_at, outcome)
+    `INSERT INTO sync_runs
+       (account_name, stream, window_from_ms, window_to_ms, window_from, window_to, started_at, outcome)
      VALUES ($1, $2, $3::bigint, $4::bigint,
-             timestamptz 'epoch' + $3::bigint * interval '1 millisecond', timestamptz 'epoch' + $4::bigint * interval '1 millisecond',
+             timestamptz 'epoch' + $3::bigint * interval '1 millisecond',
+             timestamptz 'epoch' + $4::bigint * interval '1 millisecond',
              now(), 'running')
      RETURNING id`,
     r.accountName,
@@ -45,8 +47,9 @@ export async function startRun(db: Db, r: RunStart): Promise<bigint> {
 
 export async function finishRun(db: Db, id: bigint, e: RunEnd): Promise<void> {
   await db.$executeRawUnsafe(
-    `UPDATE sync_runs SET finished_at = now(), outcome = $2, error = $3, pages = $4, records_fetched = $5, records_new = $6,
-            records_changed = $7, quarantined = $8, detail = $9::jsonb
+    `UPDATE sync_runs
+     SET finished_at = now(), outcome = $2, error = $3, pages = $4, records_fetched = $5, records_new = $6,
+         records_changed = $7, quarantined = $8, detail = $9::jsonb
      WHERE id = $1`,
     id,
     e.outcome,

@@ -146,8 +146,9 @@ export async function settleReadings(db: Db, account: string, results: WalletRes
   }));
   await db.$transaction([
     db.$executeRawUnsafe(
-      `INSERT INTO wallet_checks AS w (account_name, coin, source, observed_at_ms, figures, status, reported, calculated,
-                                      difference, last_tied_at_ms, window_from_ms, window_to_ms, summary, checked_at)
+      `INSERT INTO wallet_checks AS w
+         (account_name, coin, source, observed_at_ms, figures, status, reported, calculated,
+          difference, last_tied_at_ms, window_from_ms, window_to_ms, summary, checked_at)
        SELECT $1, r.coin, r.source, r.at::bigint, r.figures, r.status, r.reported::numeric, r.calculated::numeric,
               r.difference::numeric, r.tied::bigint, r.wfrom::bigint, r.wto::bigint, r.summary, now()
        FROM jsonb_to_recordset($2::jsonb) AS r(coin text, source text, at text, figures jsonb, status text,

@@ -129,7 +129,8 @@ export async function checkBalanceContinuity(db: Db, o: ContinuityOptions): Prom
         }[]
       >(
         `${chain}
-         SELECT prev_id, bill_id, (${EXPECTED[rule]})::text AS expected, balance::text AS actual, prev_ms::text AS prev_ms, created_at_ms::text AS at_ms,
+         SELECT prev_id, bill_id, (${EXPECTED[rule]})::text AS expected, balance::text AS actual,
+                prev_ms::text AS prev_ms, created_at_ms::text AS at_ms,
                 to_char(to_timestamp(prev_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS prev_at,
                 to_char(to_timestamp(created_at_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
          FROM c WHERE in_range AND coin = $4 AND prev_id IS NOT NULL AND balance <> ${EXPECTED[rule]}

@@ -118,8 +118,10 @@ async function snapshotAt(
 ): Promise<Snapshot | undefined> {
   const [t] = await db.$queryRawUnsafe<{ ms: string | null }[]>(
     which === "latest"
-      ? "SELECT (extract(epoch FROM max(observed_at)) * 1000)::bigint::text AS ms FROM collateral_history WHERE account_name = $1 AND coin_id = $2 AND observed_at <= to_timestamp($3::bigint / 1000.0)"
-      : "SELECT (extract(epoch FROM min(observed_at)) * 1000)::bigint::text AS ms FROM collateral_history WHERE account_name = $1 AND coin_id = $2 AND observed_at >= to_timestamp($3::bigint / 1000.0)",
+      ? `SELECT (extract(epoch FROM max(observed_at)) * 1000)::bigint::text AS ms FROM collateral_history
+         WHERE account_name = $1 AND coin_id = $2 AND observed_at <= to_timestamp($3::bigint / 1000.0)`
+      : `SELECT (extract(epoch FROM min(observed_at)) * 1000)::bigint::text AS ms FROM collateral_history
+         WHERE account_name = $1 AND coin_id = $2 AND observed_at >= to_timestamp($3::bigint / 1000.0)`,
     account,
     coinId,
     String(boundMs),
@@ -201,7 +203,9 @@ async function balanceCheck(db: Db, account: string, coin: string, subject: stri
         check: "balance-vs-collateral",
         subject,
         status: "pass",
-        summary: `balance ${cut.balance} after bill ${cut.bill_id} (${iso(Number(cut.at))}) = collateral amount (${match.what}) at ${iso(s.observedMs)}`,
+        summary:
+          `balance ${cut.balance} after bill ${cut.bill_id} (${iso(Number(cut.at))}) = ` +
+          `collateral amount (${match.what}) at ${iso(s.observedMs)}`,
         details: {
           ...figures,
           billId: cut.bill_id,
@@ -217,7 +221,10 @@ async function balanceCheck(db: Db, account: string, coin: string, subject: stri
     check: "balance-vs-collateral",
     subject,
     status: "fail",
-    summary: `collateral amount ${candidates.map((c) => `${c.amount.toFixed()} (${c.what})`).join(" / ")} at ${iso(s.observedMs)} matches no bill balance near it (balance after bill ${atUpdate.bill_id} at ${iso(Number(atUpdate.at))}: ${atUpdate.balance})`,
+    summary:
+      `collateral amount ${candidates.map((c) => `${c.amount.toFixed()} (${c.what})`).join(" / ")} ` +
+      `at ${iso(s.observedMs)} matches no bill balance near it ` +
+      `(balance after bill ${atUpdate.bill_id} at ${iso(Number(atUpdate.at))}: ${atUpdate.balance})`,
     details: {
       ...figures,
       balancesNearSnapshot: cuts.map((c) => ({ billId: c.bill_id, at: iso(Number(c.at)), balance: c.balance })),
@@ -293,7 +300,10 @@ async function cumCheck(
         check: "cum-vs-bills",
         subject,
         status: "skipped",
-        summary: `the stored ${coin} bills start at ${iso(firstBillMs)}, after the record was created (${iso(latest.createdMs)}), and fewer than two snapshots follow: nothing to compare yet`,
+        summary:
+          `the stored ${coin} bills start at ${iso(firstBillMs)}, ` +
+          `after the record was created (${iso(latest.createdMs)}), ` +
+          "and fewer than two snapshots follow: nothing to compare yet",
       };
     }
   }
@@ -318,7 +328,9 @@ async function cumCheck(
           check: "cum-vs-bills",
           subject,
           status: "pass",
-          summary: `${Object.keys(latestValues).length} counters match the bill sums, ${mode}${base ? ` (${iso(base.observedMs)} to ${iso(latest.observedMs)})` : ` up to ${iso(latest.observedMs)}`}`,
+          summary:
+            `${Object.keys(latestValues).length} counters match the bill sums, ${mode}` +
+            `${base ? ` (${iso(base.observedMs)} to ${iso(latest.observedMs)})` : ` up to ${iso(latest.observedMs)}`}`,
           details: {
             mode,
             from: base ? iso(base.observedMs) : null,
@@ -335,7 +347,9 @@ async function cumCheck(
     check: "cum-vs-bills",
     subject,
     status: "fail",
-    summary: `${firstMismatch!.length} counter(s) differ from the bill sums, ${mode}: ${firstMismatch!.map((m) => `${m.counter} moved ${m.snapshots}, bills sum ${m.bills}`).join("; ")}`,
+    summary:
+      `${firstMismatch!.length} counter(s) differ from the bill sums, ${mode}: ` +
+      `${firstMismatch!.map((m) => `${m.counter} moved ${m.snapshots}, bills sum ${m.bills}`).join("; ")}`,
     details: { mode, from: base ? iso(base.observedMs) : null, to: iso(latest.observedMs), mismatches: firstMismatch },
   };
 }

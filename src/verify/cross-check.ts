@@ -69,7 +69,10 @@ export async function crossCheck(o: CrossCheckOptions): Promise<CrossCheckResult
 
 /** "3 missing in the store, 1 missing on the exchange, 2 different (v3 read)". */
 export function describeDifferences(r: CrossCheckResult): string {
-  return `${r.missingInStore.length} missing in the store, ${r.missingOnExchange.length} missing on the exchange, ${r.different.length} different (read through ${r.source})`;
+  return (
+    `${r.missingInStore.length} missing in the store, ${r.missingOnExchange.length} missing on the exchange, ` +
+    `${r.different.length} different (read through ${r.source})`
+  );
 }
 
 async function compareRange(o: CrossCheckOptions): Promise<CrossCheckResult> {
@@ -142,7 +145,8 @@ interface StoredRow {
 
 async function storedRange(db: Db, account: string, fromMs: number, toMs: number): Promise<Map<string, StoredRow>> {
   const rows = await db.$queryRawUnsafe<(StoredRow & { bill_id: string })[]>(
-    `SELECT bill_id, coin, symbol, business_type, amount::text AS amount, balance::text AS balance, fill_fee::text AS fill_fee,
+    `SELECT bill_id, coin, symbol, business_type,
+            amount::text AS amount, balance::text AS balance, fill_fee::text AS fill_fee,
             created_at_ms::text AS created_at_ms, transfer_reason
      FROM bills WHERE account_name = $1 AND created_at_ms BETWEEN $2 AND $3`,
     account,

@@ -65,7 +65,8 @@ export async function readExchangeBills(
   );
   if (s.unverifiedMilliseconds.length > 0) {
     throw new Error(
-      `the v2 read could not prove ${s.unverifiedMilliseconds.length} millisecond(s) complete: what is missing there cannot be told`,
+      `the v2 read could not prove ${s.unverifiedMilliseconds.length} millisecond(s) complete: ` +
+        "what is missing there cannot be told",
     );
   }
   return { bills, requests: s.requests };

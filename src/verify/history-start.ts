@@ -40,12 +40,15 @@ export async function checkHistoryStart(
     const cause =
       horizonMs === undefined
         ? "bills before it were not synced (BACKFILL_FROM, or `backfill --from`, reaches further back)"
-        : `the exchange keeps history only from ${new Date(horizonMs).toISOString()}; earlier bills are not retrievable`;
+        : `the exchange keeps history only from ${new Date(horizonMs).toISOString()}; ` +
+          "earlier bills are not retrievable";
     checks.push({
       check: "history-start",
       subject: coin,
       status: "pass",
-      summary: `the stored history begins mid-chain at bill ${first.bill_id} (${at}), opening on a balance of ${first.opening}: ${cause}`,
+      summary:
+        `the stored history begins mid-chain at bill ${first.bill_id} (${at}), ` +
+        `opening on a balance of ${first.opening}: ${cause}`,
       details: {
         billId: first.bill_id,
         atMs: Number(first.created_at_ms),

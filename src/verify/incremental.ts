@@ -78,7 +78,9 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
   const outcome = report.ok ? "pass" : "fail";
   const advanced =
     (await db.$executeRawUnsafe(
-      `UPDATE verify_state SET check_from_ms = $3::bigint, rules = $4::jsonb, cum_from = $5::jsonb, last_run_at = now(), outcome = $6, failures = $7, report = $8::jsonb
+      `UPDATE verify_state
+       SET check_from_ms = $3::bigint, rules = $4::jsonb, cum_from = $5::jsonb, last_run_at = now(),
+           outcome = $6, failures = $7, report = $8::jsonb
        WHERE account_name = $1 AND write_seq = $2::bigint`,
       o.account,
       state!.write_seq,
@@ -92,7 +94,8 @@ export async function verifyIncrementally(db: Db, o: IncrementalOptions): Promis
   if (!advanced) {
     // Bills were written meanwhile: keep the starting point, still publish what was found.
     await db.$executeRawUnsafe(
-      "UPDATE verify_state SET last_run_at = now(), outcome = $2, failures = $3, report = $4::jsonb WHERE account_name = $1",
+      `UPDATE verify_state SET last_run_at = now(), outcome = $2, failures = $3, report = $4::jsonb
+       WHERE account_name = $1`,
       o.account,
       outcome,
       report.failures,

@@ -3,7 +3,10 @@
 export type CheckStatus = "pass" | "fail" | "inconclusive" | "skipped";
 
 export interface CheckResult {
-  /** balance-continuity | history-start | balance-vs-collateral | cum-vs-bills | wallet | closed-period | quarantine | cursor-lag */
+  /**
+   * balance-continuity | history-start | balance-vs-collateral | cum-vs-bills | wallet | closed-period |
+   * quarantine | cursor-lag
+   */
   check: string;
   /** What was checked: a coin, a stream, the account. */
   subject: string;

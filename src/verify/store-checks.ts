@@ -22,7 +22,9 @@ export async function checkQuarantine(db: Db, account: string): Promise<{ check:
     check: "quarantine",
     subject: "account",
     status: "fail",
-    summary: `${total} record(s) the exchange sent could not be stored (${top.join("; ")}${rows.length > 3 ? "; ..." : ""}): see the quarantine table`,
+    summary:
+      `${total} record(s) the exchange sent could not be stored ` +
+      `(${top.join("; ")}${rows.length > 3 ? "; ..." : ""}): see the quarantine table`,
     details: {
       total,
       byReason: rows.map((r) => ({
@@ -68,7 +70,8 @@ export async function checkCursorLag(db: Db, o: CursorLagOptions): Promise<Check
       status: ok ? "pass" : "fail",
       summary: ok
         ? `bills synced through ${details.cursor}, past the end of the range`
-        : `bills synced only through ${details.cursor}, before the end of the range (${new Date(o.toMs).toISOString()})`,
+        : `bills synced only through ${details.cursor}, ` +
+          `before the end of the range (${new Date(o.toMs).toISOString()})`,
       details: { ...details, toMs: o.toMs },
     };
   }
@@ -78,7 +81,9 @@ export async function checkCursorLag(db: Db, o: CursorLagOptions): Promise<Check
     check: "cursor-lag",
     subject,
     status: ok ? "pass" : "fail",
-    summary: `bills synced through ${details.cursor}, ${(lagMs / 1000).toFixed(0)} s ago (${ok ? "within" : "more than"} the lookback of ${(o.lookbackMs / 1000).toFixed(0)} s)`,
+    summary:
+      `bills synced through ${details.cursor}, ${(lagMs / 1000).toFixed(0)} s ago ` +
+      `(${ok ? "within" : "more than"} the lookback of ${(o.lookbackMs / 1000).toFixed(0)} s)`,
     details: { ...details, lagMs },
   };
 }

@@ -122,7 +122,10 @@ function continuityCheck(c: CoinContinuity): CheckResult {
       check: "balance-continuity",
       subject: c.coin,
       status: "inconclusive",
-      summary: `no rule explains the balances (plain ${share(c.explained.plain)}, minus fee ${share(c.explained.minus_fee)}, plus fee ${share(c.explained.plus_fee)} of ${c.pairs} pairs): continuity cannot be proven`,
+      summary:
+        `no rule explains the balances (plain ${share(c.explained.plain)}, ` +
+        `minus fee ${share(c.explained.minus_fee)}, plus fee ${share(c.explained.plus_fee)} of ${c.pairs} pairs): ` +
+        "continuity cannot be proven",
       details,
     };
   }
@@ -138,7 +141,9 @@ function continuityCheck(c: CoinContinuity): CheckResult {
     check: "balance-continuity",
     subject: c.coin,
     status: "fail",
-    summary: `${c.breaks.length}${c.truncated ? "+" : ""} break(s) in ${c.pairs} pairs (${RULES[c.rule]}): a bill is missing or altered at each`,
+    summary:
+      `${c.breaks.length}${c.truncated ? "+" : ""} break(s) in ${c.pairs} pairs (${RULES[c.rule]}): ` +
+      "a bill is missing or altered at each",
     details,
   };
 }

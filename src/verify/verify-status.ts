@@ -27,7 +27,9 @@ export async function readVerifyStatus(db: Db, account?: string): Promise<Verify
       report: { checks?: CheckResult[] } | null;
     }[]
   >(
-    "SELECT account_name, last_run_at, outcome, failures, report FROM verify_state WHERE $1::text IS NULL OR account_name = $1 ORDER BY account_name",
+    `SELECT account_name, last_run_at, outcome, failures, report FROM verify_state
+     WHERE $1::text IS NULL OR account_name = $1
+     ORDER BY account_name`,
     account ?? null,
   );
   return rows.map((v) => {

@@ -152,7 +152,11 @@ export async function evaluateReading(
         reported,
         calculated: null,
         difference: null,
-        summary: `${at}: the bills read after the stored cursor do not follow the stored ones: bill ${next.billId} (${iso(next.atMs)}, balance ${next.balance}) does not follow bill ${prev.billId} (${iso(prev.atMs)}, balance ${prev.balance}) by ${o.rule ? RULES[o.rule] : "any balance rule"}`,
+        summary:
+          `${at}: the bills read after the stored cursor do not follow the stored ones: ` +
+          `bill ${next.billId} (${iso(next.atMs)}, balance ${next.balance}) ` +
+          `does not follow bill ${prev.billId} (${iso(prev.atMs)}, balance ${prev.balance}) ` +
+          `by ${o.rule ? RULES[o.rule] : "any balance rule"}`,
       };
     }
   }
@@ -199,6 +203,8 @@ export async function evaluateReading(
     reported,
     calculated,
     difference,
-    summary: `${at}: reported ${figures}; the bills calculate ${calculated} ${atCut ? `after bill ${atCut.billId} (${iso(atCut.atMs)})` : "(no bill)"}; difference ${difference}`,
+    summary:
+      `${at}: reported ${figures}; the bills calculate ${calculated} ` +
+      `${atCut ? `after bill ${atCut.billId} (${iso(atCut.atMs)})` : "(no bill)"}; difference ${difference}`,
   };
 }

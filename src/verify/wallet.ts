@@ -48,7 +48,9 @@ async function compare(
   return {
     ...r,
     window: { fromMs: w.fromMs, toMs: w.toMs },
-    summary: `${r.summary}; it arose ${from} and at or before ${iso(w.toMs)} (${w.bills} stored ${reading.coin} bill(s) in that window)`,
+    summary:
+      `${r.summary}; it arose ${from} and at or before ${iso(w.toMs)} ` +
+      `(${w.bills} stored ${reading.coin} bill(s) in that window)`,
   };
 }
 
@@ -114,7 +116,9 @@ export async function walletChecks(
         subject: "account",
         status: "skipped",
         summary: any
-          ? `every reported balance is newer than the bills stored (${cursor < 0 ? "none" : `up to ${iso(cursor)}`}), and the exchange cannot be read here (no credentials for the account in this process)`
+          ? "every reported balance is newer than the bills stored " +
+            `(${cursor < 0 ? "none" : `up to ${iso(cursor)}`}), ` +
+            "and the exchange cannot be read here (no credentials for the account in this process)"
           : "no reported balance stored yet (the worker and `sync` file one with each snapshot)",
       },
     ];

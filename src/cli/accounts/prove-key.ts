@@ -20,7 +20,8 @@ export function proofCoin(coinIds: string[], config: Config, given?: string): st
   const coin = given ?? coinIds[0] ?? config.coinIds[0];
   if (coin === undefined)
     throw new KeyRefusedError(
-      "reading the account's UID needs a coin id for the account endpoint: give --coins (or --uid-coin, or set SYNC_COIN_IDS)",
+      "reading the account's UID needs a coin id for the account endpoint: " +
+        "give --coins (or --uid-coin, or set SYNC_COIN_IDS)",
     );
   return coin;
 }
@@ -50,7 +51,8 @@ export async function proveKey(
           const name = config.coinNames[coin];
           if (name === undefined)
             throw new KeyRefusedError(
-              `account "${account}": the exchange serves the account read only by coin name: set COIN_NAMES (e.g. ${coin}=USDT)`,
+              `account "${account}": the exchange serves the account read only by coin name: ` +
+                `set COIN_NAMES (e.g. ${coin}=USDT)`,
             );
           return fetchPublicAccount(client, name, config.coinNames, signal);
         },
@@ -63,7 +65,8 @@ export async function proveKey(
       throw new KeyRefusedError(`account "${account}": the exchange's account answer is unusable: ${r.reason}`);
     if (!r.response.account)
       throw new KeyRefusedError(
-        `account "${account}": the exchange's account answer (${r.form} form) carries no account record, so no UID to register it by`,
+        `account "${account}": the exchange's account answer (${r.form} form) carries no account record, ` +
+          "so no UID to register it by",
       );
     return r.response.account.user_id;
   } catch (err) {

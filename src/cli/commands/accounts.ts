@@ -77,7 +77,8 @@ export function registerAccounts(program: Command): void {
     .description("the accounts table: add, list, show, disable, enable, remove, rotate, import, rekey");
   const fromEnv = [
     "--from-env <PREFIX>",
-    "read the credentials from PREFIX_API_KEY, PREFIX_API_SECRET and PREFIX_API_PASSPHRASE (default: a prompt that does not echo)",
+    "read the credentials from PREFIX_API_KEY, PREFIX_API_SECRET and PREFIX_API_PASSPHRASE " +
+      "(default: a prompt that does not echo)",
   ] as const;
   const uidCoin = [
     "--uid-coin <id>",
@@ -227,7 +228,8 @@ export function registerAccounts(program: Command): void {
   accounts
     .command("rekey")
     .description(
-      "re-wrap every account's data key under LEDGER_SYNC_NEW_MASTER_KEY(_FILE), in one transaction; workers keep syncing",
+      "re-wrap every account's data key under LEDGER_SYNC_NEW_MASTER_KEY(_FILE), in one transaction; " +
+        "workers keep syncing",
     )
     .action(async () => {
       const { rekeyAccounts } = await import("../accounts/actions.ts");

@@ -29,7 +29,8 @@ export function registerBackfill(program: Command): void {
   program
     .command("backfill")
     .description(
-      "fetch a range of bill history in resumable windows: queued for the workers (needs REDIS_URL), or --inline in this process",
+      "fetch a range of bill history in resumable windows: queued for the workers (needs REDIS_URL), " +
+        "or --inline in this process",
     )
     .requiredOption("--from <date|ms>", "start of the range (ISO date, UTC, or epoch ms)", instant("--from"))
     .option("--to <date|ms>", "end of the range (default: now)", instant("--to"))
@@ -38,7 +39,8 @@ export function registerBackfill(program: Command): void {
     .option("--inline", "run the windows here, one after another, instead of queueing them")
     .option(
       "--wait",
-      `with --inline: if another process is writing an account's bills, wait for it (default: exit at once with code ${EXIT.busy})`,
+      "with --inline: if another process is writing an account's bills, wait for it " +
+        `(default: exit at once with code ${EXIT.busy})`,
     )
     .action(async (o: Options) => {
       const config = loadConfig();
@@ -81,7 +83,8 @@ export function registerBackfill(program: Command): void {
       process.stdout.write(`backfill complete: ${ok.windows} windows, ${ok.bills} bills in range\n`);
       for (const b of ok.beyondHorizon) {
         process.stdout.write(
-          `  account ${b.account}: ${new Date(b.fromMs).toISOString()} .. ${new Date(b.horizonMs).toISOString()} lies beyond the exchange's history horizon: those bills are not retrievable\n`,
+          `  account ${b.account}: ${new Date(b.fromMs).toISOString()} .. ${new Date(b.horizonMs).toISOString()} ` +
+            "lies beyond the exchange's history horizon: those bills are not retrievable\n",
         );
       }
       assertProven(ok.unverifiedMilliseconds);

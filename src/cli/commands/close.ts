@@ -31,7 +31,11 @@ export function registerClose(program: Command): void {
   program
     .command("close")
     .description(
-      "seal a period: refused while verify fails over it, the bills are not synced past its end plus SYNC_LOOKBACK_MS, or its roll-forward (opening + movements = closing = the reported collateral nearest the end) is not tied, unless --accept-untied gives a reason; stores its statement, bill count and SHA-256 digest in period_closes, and from then on verify reports any bill that changes in it. --list shows every closed period and whether it is intact",
+      "seal a period: refused while verify fails over it, the bills are not synced past its end plus " +
+        "SYNC_LOOKBACK_MS, or its roll-forward (opening + movements = closing = the reported collateral " +
+        "nearest the end) is not tied, unless --accept-untied gives a reason; stores its statement, bill count " +
+        "and SHA-256 digest in period_closes, and from then on verify reports any bill that changes in it. " +
+        "--list shows every closed period and whether it is intact",
     )
     .option("--period <YYYY-MM>", "the calendar month to close, in UTC")
     .option("--account <name>", "the account (default: the only account with bills; with --list: every account)")

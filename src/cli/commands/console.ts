@@ -14,7 +14,9 @@ export function registerConsole(program: Command): void {
   program
     .command("console")
     .description(
-      "serve the read-only web console: per account the streams, verify and its open breaks, closed periods and quarantine; per coin the balance and daily result, fee and funding charts. Off loopback it needs CONSOLE_TOKEN",
+      "serve the read-only web console: per account the streams, verify and its open breaks, closed periods " +
+        "and quarantine; per coin the balance and daily result, fee and funding charts. " +
+        "Off loopback it needs CONSOLE_TOKEN",
     )
     .option("--host <address>", "address to listen on (default CONSOLE_HOST, 127.0.0.1)")
     .option("--port <port>", "port to listen on, 0 for any free one (default CONSOLE_PORT, 9470)", port)
@@ -31,7 +33,9 @@ export function registerConsole(program: Command): void {
         logger,
       });
       process.stdout.write(
-        `console listening on ${server.url}${server.tokenRequired ? " (token required: open it once with ?token=<CONSOLE_TOKEN>)" : ""}\nCtrl-C stops it.\n`,
+        `console listening on ${server.url}` +
+          `${server.tokenRequired ? " (token required: open it once with ?token=<CONSOLE_TOKEN>)" : ""}\n` +
+          "Ctrl-C stops it.\n",
       );
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);

@@ -18,7 +18,8 @@ export async function runCrossChecks(
   if (accounts.length === 0)
     throw new CliExit(
       EXIT.usage,
-      `--account ${o.account}: not configured here (the cross-check reads the exchange: configure it as ACCOUNT_NAME or in ACCOUNTS_FILE, or register it with \`ledger-sync accounts add\`)`,
+      `--account ${o.account}: not configured here (the cross-check reads the exchange: ` +
+        "configure it as ACCOUNT_NAME or in ACCOUNTS_FILE, or register it with `ledger-sync accounts add`)",
     );
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const db = createDb(requireDatabaseUrl(config));
@@ -72,21 +73,25 @@ function formatResults(results: CrossCheckResult[]): string {
   for (const r of results) {
     const range = `${new Date(r.fromMs).toISOString()} .. ${new Date(r.toMs).toISOString()}`;
     out.push(
-      `${r.ok ? "PASS" : "FAIL"} ${r.account}: ${range} read through ${r.source}: ${r.exchangeBills} bills served, ${r.storedBills} stored (${r.requests} requests)`,
+      `${r.ok ? "PASS" : "FAIL"} ${r.account}: ${range} read through ${r.source}: ` +
+        `${r.exchangeBills} bills served, ${r.storedBills} stored (${r.requests} requests)`,
     );
     if (r.ok) continue;
     out.push(`  ${describeDifferences(r)}`);
     if (r.missingInStore.length)
       out.push(
-        `  missing in the store: ${r.missingInStore.slice(0, 20).join(", ")}${r.missingInStore.length > 20 ? ", …" : ""}`,
+        `  missing in the store: ${r.missingInStore.slice(0, 20).join(", ")}` +
+          `${r.missingInStore.length > 20 ? ", …" : ""}`,
       );
     if (r.missingOnExchange.length)
       out.push(
-        `  missing on the exchange: ${r.missingOnExchange.slice(0, 20).join(", ")}${r.missingOnExchange.length > 20 ? ", …" : ""}`,
+        `  missing on the exchange: ${r.missingOnExchange.slice(0, 20).join(", ")}` +
+          `${r.missingOnExchange.length > 20 ? ", …" : ""}`,
       );
     for (const d of r.different.slice(0, 20))
       out.push(
-        `  bill ${d.billId}: ${d.fields.map((f) => `${f.field} stored ${f.stored} vs exchange ${f.exchange}`).join("; ")}`,
+        `  bill ${d.billId}: ` +
+          `${d.fields.map((f) => `${f.field} stored ${f.stored} vs exchange ${f.exchange}`).join("; ")}`,
       );
   }
   return `${out.join("\n")}\n`;

@@ -10,7 +10,8 @@ export function registerDemo(program: Command): void {
   program
     .command("demo")
     .description(
-      "the main job with nothing installed: embedded PostgreSQL (.data/demo-postgres), a local Redis, the sandbox exchange; migrate, run the worker, backfill with a progress bar, sync live bills, summarise",
+      "the main job with nothing installed: embedded PostgreSQL (.data/demo-postgres), a local Redis, " +
+        "the sandbox exchange; migrate, run the worker, backfill with a progress bar, sync live bills, summarise",
     )
     .option("--bills <n>", "bills in the sandbox's history", wholeNumber("--bills", 1, 2_000_000), 20_000)
     .option(

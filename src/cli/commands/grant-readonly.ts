@@ -28,7 +28,8 @@ export function registerGrantReadonly(program: Command): void {
           throw /must be 1-63/.test(err.message) ? new CliExit(EXIT.usage, err.message) : err;
         });
         process.stdout.write(
-          `role ${role}: SELECT on every table and view${password ? ", can log in" : " (NOLOGIN; add --password-env to let it log in)"}\n`,
+          `role ${role}: SELECT on every table and view` +
+            `${password ? ", can log in" : " (NOLOGIN; add --password-env to let it log in)"}\n`,
         );
       } finally {
         await db.$disconnect();

@@ -7,7 +7,8 @@ export function registerMigrate(program: Command): void {
   program
     .command("migrate")
     .description(
-      "apply prisma/migrations to DATABASE_URL, each in one transaction (the bookkeeping of `prisma migrate deploy`; a second run does nothing)",
+      "apply prisma/migrations to DATABASE_URL, each in one transaction " +
+        "(the bookkeeping of `prisma migrate deploy`; a second run does nothing)",
     )
     .option("--status", "only compare prisma/migrations with the database (exit 1 when any is pending or wrong)")
     .action(async (opts: { status?: boolean }) => {

@@ -178,7 +178,8 @@ export function registerSandbox(program: Command): void {
   program
     .command("sandbox")
     .description(
-      "run the sandbox exchange: both endpoints, signed requests, weight limits and seeded history, for trying ledger-sync without keys",
+      "run the sandbox exchange: both endpoints, signed requests, weight limits and seeded history, " +
+        "for trying ledger-sync without keys",
     )
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--port <port>", "port to listen on", port, 8787)
@@ -271,7 +272,8 @@ export function registerSandbox(program: Command): void {
           ...(behaviours === null ? [] : [behaviours]),
           ...(fleet === null ? [] : [fleet]),
           "point ledger-sync at it with:",
-          `  EXCHANGE_BASE_URL=${sandbox.url} EXCHANGE_API_KEY=sandbox-key EXCHANGE_API_SECRET=sandbox-secret EXCHANGE_API_PASSPHRASE=sandbox-passphrase`,
+          `  EXCHANGE_BASE_URL=${sandbox.url} EXCHANGE_API_KEY=sandbox-key ` +
+            "EXCHANGE_API_SECRET=sandbox-secret EXCHANGE_API_PASSPHRASE=sandbox-passphrase",
           "Ctrl-C stops it.",
           "",
         ].join("\n"),

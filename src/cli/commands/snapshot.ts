@@ -14,7 +14,8 @@ export function registerSnapshot(program: Command): void {
     .option("--json", "print the summary as JSON")
     .option(
       "--wait",
-      `if another process is writing this account's snapshots, wait for it (default: exit at once with code ${EXIT.busy})`,
+      "if another process is writing this account's snapshots, wait for it " +
+        `(default: exit at once with code ${EXIT.busy})`,
     )
     .action(async (opts: { once?: boolean; json?: boolean; wait?: boolean; account?: string }) => {
       if (!opts.once)

@@ -37,7 +37,10 @@ export function registerStatement(program: Command): void {
   program
     .command("statement")
     .description(
-      "an account's statement over a period, per coin: opening balance, movements by business type, fees, funding, trading result, closing balance, the balance chain (opening + movements = closing), the collateral snapshot nearest the end (with COIN_NAMES) and the roll-forward tying the closing balance to it; read-only",
+      "an account's statement over a period, per coin: opening balance, movements by business type, fees, " +
+        "funding, trading result, closing balance, the balance chain (opening + movements = closing), " +
+        "the collateral snapshot nearest the end (with COIN_NAMES) and the roll-forward tying the closing " +
+        "balance to it; read-only",
     )
     .option("--period <YYYY-MM>", "a calendar month, in UTC")
     .option("--from <date|ms>", "start of the range, included (instead of --period)")

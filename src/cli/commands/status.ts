@@ -208,7 +208,13 @@ export function registerStatus(program: Command): void {
         for (const v of verify) {
           const when = v.lastRunAt ? v.lastRunAt.toISOString() : "never";
           process.stdout.write(
-            `verify ${v.account}: ${v.outcome === null ? "not run yet" : v.outcome === "pass" ? `pass (${when})` : `FAIL, ${v.failures} failure(s) (${when})`}\n`,
+            `verify ${v.account}: ${
+              v.outcome === null
+                ? "not run yet"
+                : v.outcome === "pass"
+                  ? `pass (${when})`
+                  : `FAIL, ${v.failures} failure(s) (${when})`
+            }\n`,
           );
           for (const f of v.failing.slice(0, 10))
             process.stdout.write(`  ${f.length > 200 ? `${f.slice(0, 199)}…` : f}\n`);
@@ -220,7 +226,8 @@ export function registerStatus(program: Command): void {
               ? ""
               : ` over ${new Date(c.fromMs).toISOString()} .. ${new Date(c.toMs).toISOString()}`;
           process.stdout.write(
-            `cross-check ${c.account}: ${c.outcome === "ok" ? "pass" : `FAIL: ${c.error ?? c.outcome}`}${range} (${c.at.toISOString()})\n`,
+            `cross-check ${c.account}: ${c.outcome === "ok" ? "pass" : `FAIL: ${c.error ?? c.outcome}`}` +
+              `${range} (${c.at.toISOString()})\n`,
           );
         }
       } finally {

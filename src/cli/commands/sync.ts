@@ -10,7 +10,8 @@ export function registerSync(program: Command): void {
   program
     .command("sync")
     .description(
-      "sync the configured account: bills from the stored cursor (or BACKFILL_FROM) up to now, then a snapshot of every coin in SYNC_COIN_IDS",
+      "sync the configured account: bills from the stored cursor (or BACKFILL_FROM) up to now, " +
+        "then a snapshot of every coin in SYNC_COIN_IDS",
     )
     .option("--once", "run one pass inline and exit (no Redis needed)")
     .option("--account <name>", "a configured or registered account (default: the plain variables' ACCOUNT_NAME)")

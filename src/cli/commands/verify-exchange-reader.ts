@@ -35,7 +35,8 @@ export async function exchangeReaders(config: Config, db: Db): Promise<ExchangeR
       ? "this database role may not read the accounts' sealed credentials"
       : message.split("\n").filter(Boolean).at(-1);
     process.stderr.write(
-      `verify: the exchange is not read (${reason}): the wallet check compares only the reported balances the stored bills cover\n`,
+      `verify: the exchange is not read (${reason}): ` +
+        "the wallet check compares only the reported balances the stored bills cover\n",
     );
     accounts = [];
   }

@@ -32,7 +32,9 @@ export function registerVerify(program: Command): void {
   program
     .command("verify")
     .description(
-      "prove the stored books: balance continuity per coin (each break with the bill ids on both sides), bill balances and sums against collateral snapshots, quarantine, cursor lag; exit 0 when all pass, 1 otherwise",
+      "prove the stored books: balance continuity per coin (each break with the bill ids on both sides), " +
+        "bill balances and sums against collateral snapshots, quarantine, cursor lag; " +
+        "exit 0 when all pass, 1 otherwise",
     )
     .option("--account <name>", "only this account (default: every account with bills)")
     .option("--from <date|ms>", "start of the range checked", instant("--from"))
@@ -45,11 +47,14 @@ export function registerVerify(program: Command): void {
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
     .option(
       "--wait",
-      `with --repair: if another process is writing the account's bills, wait for it (default: exit at once with code ${EXIT.busy})`,
+      "with --repair: if another process is writing the account's bills, wait for it " +
+        `(default: exit at once with code ${EXIT.busy})`,
     )
     .option(
       "--cross-check",
-      "read the range (default: the last day up to the bills bookmark) through the other endpoint than the account's BILLS_SOURCE and compare it bill by bill with what is stored; read-only; exit 1 on any difference",
+      "read the range (default: the last day up to the bills bookmark) through the other endpoint than " +
+        "the account's BILLS_SOURCE and compare it bill by bill with what is stored; read-only; " +
+        "exit 1 on any difference",
     )
     .action(async (o: VerifyFlags) => {
       const config = loadConfig();
@@ -84,7 +89,8 @@ export function registerVerify(program: Command): void {
         ) {
           throw new CliExit(
             EXIT.usage,
-            `--account ${o.account}: no bills are stored for that account (accounts with bills: ${(await withBills()).join(", ") || "none"})`,
+            `--account ${o.account}: no bills are stored for that account ` +
+              `(accounts with bills: ${(await withBills()).join(", ") || "none"})`,
           );
         }
         const accounts = o.account ? [o.account] : await withBills();
@@ -151,7 +157,8 @@ async function runRepair(
   if (!configured) {
     throw new CliExit(
       EXIT.usage,
-      `--repair re-fetches from the exchange, but account "${account}" has no credentials here (configure it as ACCOUNT_NAME or in ACCOUNTS_FILE, or register it with \`ledger-sync accounts add\`)`,
+      `--repair re-fetches from the exchange, but account "${account}" has no credentials here ` +
+        "(configure it as ACCOUNT_NAME or in ACCOUNTS_FILE, or register it with `ledger-sync accounts add`)",
     );
   }
   const logger = createLogger(config.logLevel, { format: config.logFormat });
@@ -189,7 +196,9 @@ function formatReports(reports: Printed[]): string {
     out.push(`account "${r.account}": ${r.ok ? "all checks pass" : `${r.failures} failure(s)`}`);
     if (r.repair) {
       out.push(
-        `  repair: ${r.repair.windows.length} window(s) re-fetched (${r.repair.requests} requests): ${r.repair.restored} bill(s) restored, ${r.repair.revised} corrected; failures ${r.repair.failuresBefore} -> ${r.failures}`,
+        `  repair: ${r.repair.windows.length} window(s) re-fetched (${r.repair.requests} requests): ` +
+          `${r.repair.restored} bill(s) restored, ${r.repair.revised} corrected; ` +
+          `failures ${r.repair.failuresBefore} -> ${r.failures}`,
       );
     }
     for (const c of r.checks) {
@@ -212,7 +221,8 @@ function formatReports(reports: Printed[]): string {
         )?.breaks ?? [];
       for (const b of breaks.slice(0, 20)) {
         out.push(
-          `      between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: expected balance ${b.expectedBalance}, found ${b.actualBalance}`,
+          `      between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: ` +
+            `expected balance ${b.expectedBalance}, found ${b.actualBalance}`,
         );
       }
       if (breaks.length > 20) out.push(`      ... ${breaks.length - 20} more (--json lists them all)`);

@@ -6,7 +6,8 @@ export function registerWorker(program: Command): void {
   program
     .command("worker")
     .description(
-      "run the scheduled worker: bills every BILLS_INTERVAL_MS and snapshots every SNAPSHOT_INTERVAL_MS for every account, backfill windows, /metrics and /healthz on METRICS_PORT (needs REDIS_URL)",
+      "run the scheduled worker: bills every BILLS_INTERVAL_MS and snapshots every SNAPSHOT_INTERVAL_MS " +
+        "for every account, backfill windows, /metrics and /healthz on METRICS_PORT (needs REDIS_URL)",
     )
     .action(async () => {
       // Not createRuntime(): the worker has its own ordered shutdown on SIGTERM/SIGINT.

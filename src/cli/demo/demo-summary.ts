@@ -33,7 +33,9 @@ export async function printDemoSummary(
   const [v] = await readVerifyStatus(db, account);
   if (v?.outcome) {
     out(
-      `incremental verify: ${v.outcome === "pass" ? `pass (${v.passing} checks)` : `FAIL, ${v.failures} failure(s)`}; full report: ledger-sync verify`,
+      "incremental verify: " +
+        `${v.outcome === "pass" ? `pass (${v.passing} checks)` : `FAIL, ${v.failures} failure(s)`}; ` +
+        "full report: ledger-sync verify",
     );
     for (const f of v.failing) out(`  ${f}`);
   }

@@ -79,11 +79,13 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     }
     const redisSays = redis ? `local redis-server at ${redis.url}` : redisUrl ? "REDIS_URL" : "none";
     out(
-      `database: ${embedded ? `embedded PostgreSQL in ${embedded.where}` : "DATABASE_URL"}; redis: ${redisSays}; exchange: ${sandbox ? `sandbox at ${sandbox.url} (${o.bills} bills of history)` : base.exchange.baseUrl}`,
+      `database: ${embedded ? `embedded PostgreSQL in ${embedded.where}` : "DATABASE_URL"}; redis: ${redisSays}; ` +
+        `exchange: ${sandbox ? `sandbox at ${sandbox.url} (${o.bills} bills of history)` : base.exchange.baseUrl}`,
     );
     if (noRedis)
       out(
-        `no queue: ${noRedis}, so the demo syncs inline in this process (install redis-server or set REDIS_URL to run the worker)`,
+        `no queue: ${noRedis}, so the demo syncs inline in this process ` +
+          "(install redis-server or set REDIS_URL to run the worker)",
       );
     const migrated = await migrateDeploy(databaseUrl);
     out(`migrations: ${migrated.applied.length ? `applied ${migrated.applied.join(", ")}` : "up to date"}`);
@@ -123,13 +125,15 @@ export async function runDemo(o: { bills: number; forSeconds: number; pgPort: nu
     if (backfill.complete) out(`history backfilled: ${backfill.windows} windows, ${backfill.bills} bills`);
     if (backfill.complete && backfill.unverifiedMilliseconds.length) {
       out(
-        `  same-millisecond bursts not provably complete (fetched by every known symbol): ${isoList(backfill.unverifiedMilliseconds)}`,
+        "  same-millisecond bursts not provably complete (fetched by every known symbol): " +
+          `${isoList(backfill.unverifiedMilliseconds)}`,
       );
     }
 
     if (!interrupted && o.forSeconds > 0) {
       out(
-        `syncing live for ${o.forSeconds} s${sandbox ? " (the sandbox adds a bill every second)" : ""}; Ctrl-C stops early`,
+        `syncing live for ${o.forSeconds} s${sandbox ? " (the sandbox adds a bill every second)" : ""}; ` +
+          "Ctrl-C stops early",
       );
       const until = Date.now() + o.forSeconds * 1000;
       let n = 0;

@@ -44,7 +44,9 @@ function streamsSection(s: AccountStreams, now: number): string {
       : `none in the last ${LAST_RUNS_SEARCHED.toLocaleString("en-US")} runs`,
   ]);
   const cross = s.crossCheck
-    ? `<p>Last cross-check (${esc(iso(s.crossCheck.at))}): ${badge(s.crossCheck.outcome === "ok" ? "pass" : "FAIL", s.crossCheck.outcome === "ok").html}${s.crossCheck.error ? ` ${esc(s.crossCheck.error)}` : ""}</p>`
+    ? `<p>Last cross-check (${esc(iso(s.crossCheck.at))}): ` +
+      `${badge(s.crossCheck.outcome === "ok" ? "pass" : "FAIL", s.crossCheck.outcome === "ok").html}` +
+      `${s.crossCheck.error ? ` ${esc(s.crossCheck.error)}` : ""}</p>`
     : "";
   return `<section id="streams"><h2>Streams</h2>
 ${table(["stream", "cursor", "lag", "last success", "last error"], rows)}
@@ -69,10 +71,12 @@ function verifySection(v: StoredVerify | null): string {
     `${b.previousAt} → ${b.at}`,
   ]);
   const truncated = v.truncatedCoins.length
-    ? `<p class="bad">More breaks exist than the report lists for: ${esc(v.truncatedCoins.join(", "))}. Run <code>ledger-sync verify</code> for all of them.</p>`
+    ? `<p class="bad">More breaks exist than the report lists for: ${esc(v.truncatedCoins.join(", "))}. ` +
+      "Run <code>ledger-sync verify</code> for all of them.</p>"
     : "";
   return `<section id="verify"><h2>Verify</h2>
-<p>Last run ${v.lastRunAt ? esc(iso(v.lastRunAt)) : "never"}: ${verifyBadge(v.outcome, v.failures).html}. Continuity proven for every bill before ${esc(iso(v.checkFromMs))}.</p>
+<p>Last run ${v.lastRunAt ? esc(iso(v.lastRunAt)) : "never"}: ${verifyBadge(v.outcome, v.failures).html}. \
+Continuity proven for every bill before ${esc(iso(v.checkFromMs))}.</p>
 ${table(["check", "subject", "status", "figures"], checks)}
 <h3>Open breaks (${v.breaks.length})</h3>
 ${table(["coin", "bill before", "bill after", "expected balance", "found balance", "gap", "times"], breaks, "breaks")}
@@ -104,7 +108,15 @@ function quarantineSection(q: AccountQuarantine): string {
   const listed = q.total > q.records.length ? `<p>The ${q.records.length} most recent of ${q.total} records:</p>` : "";
   return `<section id="quarantine"><h2>Quarantine (${q.total})</h2>
 ${table(["reason", "records", "times seen"], reasons)}
-${q.total === 0 ? "" : `${listed}${table(["stream", "reason", "seen", "first … last seen", "exact text as received"], records, "quarantined")}`}</section>`;
+${
+  q.total === 0
+    ? ""
+    : `${listed}${table(
+        ["stream", "reason", "seen", "first … last seen", "exact text as received"],
+        records,
+        "quarantined",
+      )}`
+}</section>`;
 }
 
 function coinsSection(account: string, coins: CoinBalance[], base: string): string {

@@ -89,7 +89,8 @@ function balanceNote(v: CoinView): string {
   if (bills === 0) return `<p class="none">No ${esc(v.coin)} bills in this range.</p>`;
   const first = v.balance.buckets[0]!;
   const last = v.balance.buckets[v.balance.buckets.length - 1]!;
-  return `<p>${bills.toLocaleString("en-US")} bills in ${v.balance.buckets.length} buckets of ${esc(lagText(v.balance.bucketMs))}. Balance after the range's first bill
+  return `<p>${bills.toLocaleString("en-US")} bills in ${v.balance.buckets.length} buckets of \
+${esc(lagText(v.balance.bucketMs))}. Balance after the range's first bill
 <span class="num">${esc(first.first)}</span>, after its last <span class="num">${esc(last.last)}</span>.</p>`;
 }
 
@@ -114,7 +115,21 @@ export function coinPage(v: CoinView, base: string): string {
 <h3>Realized result</h3>${chart("realized-chart")}
 <h3>Fees paid</h3>${chart("fees-chart")}
 <h3>Funding</h3>${chart("funding-chart")}
-${table(["day", "realized result", "trading", "funding", "liquidation", "fees paid", "fee income", "funding settlements", "bills"], rows, "days")}
+${table(
+  [
+    "day",
+    "realized result",
+    "trading",
+    "funding",
+    "liquidation",
+    "fees paid",
+    "fee income",
+    "funding settlements",
+    "bills",
+  ],
+  rows,
+  "days",
+)}
 </section>
 ${embedJson(CHART_DATA_ID, specs)}`;
   const accountHref = `${base}/accounts/${encodeURIComponent(v.account)}`;

@@ -41,7 +41,8 @@ CROSS JOIN LATERAL (
          count(*) AS bills
   FROM bills
   WHERE account_name = $1 AND coin = $2
-    AND created_at_ms >= $3::bigint + s.i * $6::bigint AND created_at_ms < least($4::bigint, $3::bigint + (s.i + 1) * $6::bigint)
+    AND created_at_ms >= $3::bigint + s.i * $6::bigint
+    AND created_at_ms < least($4::bigint, $3::bigint + (s.i + 1) * $6::bigint)
 ) a
 WHERE a.bills > 0
 ORDER BY s.i`;

@@ -92,7 +92,8 @@ async function verifyAndHeal(ctx: WorkerContext, rt: AccountRuntime, signal: Abo
       if (settled.open.length > 0)
         logger.warn(
           { windows: settled.open },
-          "continuity breaks still open after re-fetching: the exchange itself shows the gap; tried again after a backoff",
+          "continuity breaks still open after re-fetching: the exchange itself shows the gap; " +
+            "tried again after a backoff",
         );
       ctx.metrics.breaksHealed(account, settled.healed.length);
     }

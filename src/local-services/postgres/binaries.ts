@@ -7,7 +7,10 @@ import { dirname, join } from "node:path";
 import { LocalServiceError } from "../errors.ts";
 
 export interface PostgresBinaries {
-  /** The package's native folder: bin/, lib/ and share/ side by side (the binaries find the rest relative to themselves). */
+  /**
+   * The package's native folder: bin/, lib/ and share/ side by side (the binaries find the rest
+   * relative to themselves).
+   */
   nativeDir: string;
   /** The package version, e.g. 18.4.0-beta.17: a data directory is tied to the major version. */
   version: string;

@@ -116,7 +116,8 @@ export async function startCluster(
       const output = lines.join("\n");
       reject(
         new LocalServiceError(
-          `PostgreSQL did not start on port ${port} from ${describe(p)} (${serverMessage(output) ?? `exit ${code ?? signal}`})`,
+          `PostgreSQL did not start on port ${port} from ${describe(p)} ` +
+            `(${serverMessage(output) ?? `exit ${code ?? signal}`})`,
           advice(output, p, port),
         ),
       );
@@ -158,7 +159,8 @@ function checkDataDir(p: Placement): void {
   const server = p.runAs?.uid ?? process.getuid?.();
   if (server !== undefined && owner !== server) {
     throw new LocalServiceError(
-      `the data directory ${describe(p)} belongs to ${userName(owner)}, but PostgreSQL runs as ${p.runAs?.name ?? userName(server)}`,
+      `the data directory ${describe(p)} belongs to ${userName(owner)}, ` +
+        `but PostgreSQL runs as ${p.runAs?.name ?? userName(server)}`,
       `remove it to start over (rm -rf ${p.named}), or run as ${userName(owner)}`,
     );
   }
@@ -213,7 +215,10 @@ function advice(output: string, p: Placement, port?: number): string {
   const pid = /another postmaster \(PID (\d+)\)/.exec(output)?.[1];
   if (pid) return `another PostgreSQL (pid ${pid}) uses this data directory: stop it (kill ${pid}) and run again`;
   if (/Permission denied|wrong ownership|invalid permissions/i.test(output))
-    return `fix the permissions of ${p.named} (mode 700, owned by ${p.runAs?.name ?? "you"}), or remove it to start over`;
+    return (
+      `fix the permissions of ${p.named} (mode 700, owned by ${p.runAs?.name ?? "you"}), ` +
+      "or remove it to start over"
+    );
   return `remove ${p.named} to start over if it is damaged`;
 }
 

@@ -62,7 +62,8 @@ export function placeCluster(named: string, binaries: PostgresBinaries, stateRoo
     // (moved in); an uninitialised one is what a failed earlier attempt left, and goes.
     if (existsSync(join(asked, "PG_VERSION"))) {
       throw new LocalServiceError(
-        `the data directory ${named} cannot be reached by the "${runAs.name}" user that runs PostgreSQL (a parent directory is private)`,
+        `the data directory ${named} cannot be reached by the "${runAs.name}" user that runs PostgreSQL ` +
+          "(a parent directory is private)",
         `move the project to a directory that user can read, or remove ${named} to start over`,
       );
     }

@@ -11,7 +11,10 @@ export interface ServerUser {
 
 const NAME = "postgres";
 
-/** The `postgres` user, created as a system user when the machine has none (Debian's PostgreSQL packages make the same one). */
+/**
+ * The `postgres` user, created as a system user when the machine has none (Debian's PostgreSQL
+ * packages make the same one).
+ */
 export function ensureServerUser(): ServerUser {
   const found = lookUp(NAME);
   if (found) return found;
@@ -34,7 +37,8 @@ export function ensureServerUser(): ServerUser {
     );
   } catch (err) {
     throw new LocalServiceError(
-      `PostgreSQL cannot run as root and there is no "${NAME}" user to run it (creating one failed: ${(err as Error).message})`,
+      `PostgreSQL cannot run as root and there is no "${NAME}" user to run it ` +
+        `(creating one failed: ${(err as Error).message})`,
       `create one (useradd --system ${NAME})`,
     );
   }

@@ -42,7 +42,9 @@ export async function readHistory(client: pg.ClientBase): Promise<HistoryRow[]> 
     finished_at: Date | null;
     rolled_back_at: Date | null;
   }>(
-    `SELECT migration_name, checksum, started_at, finished_at, rolled_back_at FROM "${HISTORY_TABLE}" ORDER BY started_at, migration_name`,
+    `SELECT migration_name, checksum, started_at, finished_at, rolled_back_at
+     FROM "${HISTORY_TABLE}"
+     ORDER BY started_at, migration_name`,
   );
   return rows.rows.map((row) => ({
     name: row.migration_name,
@@ -57,7 +59,8 @@ export async function readHistory(client: pg.ClientBase): Promise<HistoryRow[]> 
  *  finished now, one step, no logs (Prisma's row for a successful migration). */
 export async function recordApplied(client: pg.ClientBase, name: string, checksum: string): Promise<void> {
   await client.query(
-    `INSERT INTO "${HISTORY_TABLE}" (id, checksum, finished_at, migration_name, logs, rolled_back_at, started_at, applied_steps_count)
+    `INSERT INTO "${HISTORY_TABLE}"
+       (id, checksum, finished_at, migration_name, logs, rolled_back_at, started_at, applied_steps_count)
      VALUES ($1, $2, clock_timestamp(), $3, NULL, NULL, now(), 1)`,
     [randomUUID(), checksum, name],
   );

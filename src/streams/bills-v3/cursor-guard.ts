@@ -12,8 +12,10 @@ export class CursorError extends Error {
   override name = "CursorError";
   constructor(range: { fromMs: number; toMs: number }, detail: string) {
     super(
-      `the exchange's cursor cannot be trusted over ${new Date(range.fromMs).toISOString()} .. ${new Date(range.toMs).toISOString()}: ${detail}; ` +
-        "stopping rather than loop or skip bills (set BILLS_SOURCE=v2 for this account to sync it through the other endpoint)",
+      "the exchange's cursor cannot be trusted over " +
+        `${new Date(range.fromMs).toISOString()} .. ${new Date(range.toMs).toISOString()}: ${detail}; ` +
+        "stopping rather than loop or skip bills " +
+        "(set BILLS_SOURCE=v2 for this account to sync it through the other endpoint)",
     );
   }
 }

@@ -155,13 +155,15 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
   profile.events.onHasNextPageLie = ({ itemCount, largestBefore }) => {
     deps.logger.warn(
       { itemCount, largestBefore },
-      "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): the field does not say whether more bills exist, so pages count as full by their item count alone",
+      "the exchange sent hasNextPage: true on a page it did not fill (after serving a larger one): " +
+        "the field does not say whether more bills exist, so pages count as full by their item count alone",
     );
   };
   profile.events.onFilterOffset = (offsetMs, billId) => {
     deps.logger.warn(
       { offsetMs, billId },
-      "the exchange returned a bill whose time lies outside the range asked: it filters on another time; such bills are kept, and bound inclusivity is no longer relied on",
+      "the exchange returned a bill whose time lies outside the range asked: it filters on another time; " +
+        "such bills are kept, and bound inclusivity is no longer relied on",
     );
   };
   const sizer = new WindowSizer({
@@ -261,7 +263,8 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         from,
         to,
         narrowings - 1,
-        `${why}; page size ${profile.trust.pageSize}, window width ${sizer.widthMs} ms, max window ${profile.limits.maxWindowMs()} ms`,
+        `${why}; page size ${profile.trust.pageSize}, window width ${sizer.widthMs} ms, ` +
+          `max window ${profile.limits.maxWindowMs()} ms`,
       );
     }
   };
@@ -335,7 +338,9 @@ export async function syncBills(range: BillsRange, deps: BillsStreamDeps): Promi
         summary.unverifiedMilliseconds.push(from);
         deps.logger.warn(
           { ms: from, at: new Date(from).toISOString() },
-          "more bills in one millisecond than a page holds, and the filters the API offers cannot prove none is missing (a coin/symbol split, or a businessType the spec does not list is in play): fetched as well as the API allows (balance continuity checks would show a gap)",
+          "more bills in one millisecond than a page holds, and the filters the API offers cannot prove none " +
+            "is missing (a coin/symbol split, or a businessType the spec does not list is in play): " +
+            "fetched as well as the API allows (balance continuity checks would show a gap)",
         );
       }
       await commit(from, to, fetched.items);

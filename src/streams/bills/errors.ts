@@ -6,7 +6,8 @@ export class UnsplittableMillisecondError extends Error {
     readonly detail: string,
   ) {
     super(
-      `cannot fetch every bill at ${new Date(ms).toISOString()} (${ms} ms): ${detail}; refusing to continue rather than skip bills`,
+      `cannot fetch every bill at ${new Date(ms).toISOString()} (${ms} ms): ${detail}; ` +
+        "refusing to continue rather than skip bills",
     );
   }
 }
@@ -19,7 +20,8 @@ export class RangeRefusedError extends Error {
     detail: string,
   ) {
     super(
-      `the exchange refuses the time ranges asked (code ${refusal.code ?? "none"}: ${JSON.stringify(refusal.exchangeMessage)}): ${detail}; ` +
+      `the exchange refuses the time ranges asked ` +
+        `(code ${refusal.code ?? "none"}: ${JSON.stringify(refusal.exchangeMessage)}): ${detail}; ` +
         "set EXCHANGE_MAX_SPAN_MS and EXCHANGE_HISTORY_DAYS to the exchange's limits",
     );
   }
@@ -35,7 +37,8 @@ export class TimeFilterIgnoredError extends Error {
   ) {
     super(
       `the exchange ignores the time filter: bill ${billId} came back ${offsetMs} ms outside the range asked ` +
-        `(startTime ${range.startTime}, endTime ${range.endTime}); no window can be proven complete, so the sync stops rather than guess`,
+        `(startTime ${range.startTime}, endTime ${range.endTime}); ` +
+        "no window can be proven complete, so the sync stops rather than guess",
     );
   }
 }
@@ -45,7 +48,8 @@ export class WindowNotConvergingError extends Error {
   override name = "WindowNotConvergingError";
   constructor(fromMs: number, toMs: number, attempts: number, detail: string) {
     super(
-      `the window ${new Date(fromMs).toISOString()} .. ${new Date(toMs).toISOString()} was narrowed ${attempts} times without a page proving it complete (${detail}); ` +
+      `the window ${new Date(fromMs).toISOString()} .. ${new Date(toMs).toISOString()} ` +
+        `was narrowed ${attempts} times without a page proving it complete (${detail}); ` +
         "stopping rather than spend the request budget: please report this with the log",
     );
   }

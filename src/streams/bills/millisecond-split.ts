@@ -82,7 +82,8 @@ export async function fetchFullMillisecond(
         if (page.itemCount < limit && !ctx.profile.trust.pageSizeSettled) return new Set();
         throw new UnsplittableMillisecondError(
           ms,
-          `more than ${ctx.profile.trust.pageSize} bills share businessType=${f.businessType}, coin=${f.coin}, symbol=${f.symbol}`,
+          `more than ${ctx.profile.trust.pageSize} bills share ` +
+            `businessType=${f.businessType}, coin=${f.coin}, symbol=${f.symbol}`,
         );
       },
     );
@@ -134,7 +135,8 @@ async function splitInto(
   if (missing) {
     throw new UnsplittableMillisecondError(
       items.fromMs,
-      `bill ${missing.billId} (businessType=${missing.businessType}, coin=${missing.coin}, symbol=${JSON.stringify(missing.symbol)}) was not returned by any filtered query`,
+      `bill ${missing.billId} (businessType=${missing.businessType}, coin=${missing.coin}, ` +
+        `symbol=${JSON.stringify(missing.symbol)}) was not returned by any filtered query`,
     );
   }
   return returned;

@@ -18,8 +18,9 @@ export function sameContent(a: Bill, b: Bill): boolean {
 /**
  * Collects the bills of one window [fromMs, toMs] from any number of pages. Items outside the range
  * are kept: a padded query's neighbours (stored again, idempotently) and, on an exchange that
- * filters on a time of its own, bills that no other window would return. One page that lists a bill id twice with different content is not trusted for that id: every
- * version is quarantined. Across pages the later answer wins (the exchange's newest word).
+ * filters on a time of its own, bills that no other window would return. One page that lists a
+ * bill id twice with different content is not trusted for that id: every version is quarantined.
+ * Across pages the later answer wins (the exchange's newest word).
  */
 export class WindowItems {
   private readonly bills = new Map<string, Bill>();

@@ -10,7 +10,10 @@ import { PADDED, rangeQuery } from "./exact-bounds.ts";
 import { WindowTooWide } from "./window-too-wide.ts";
 
 export class CapProof {
-  /** Distinct bills of complete windows inside the probe's range (a padded window repeats its neighbours' edge bills). */
+  /**
+   * Distinct bills of complete windows inside the probe's range (a padded window repeats its
+   * neighbours' edge bills).
+   */
   private readonly proven = new Set<string>();
 
   constructor(

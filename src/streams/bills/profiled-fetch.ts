@@ -98,7 +98,8 @@ export class ProfiledFetch {
         },
         learnt === "narrower"
           ? "the exchange refused a time range as too wide: windows are narrowed to its limit"
-          : "the exchange refused a start as too old: bills before its history horizon are not retrievable; starting at the horizon",
+          : "the exchange refused a start as too old: " +
+              "bills before its history horizon are not retrievable; starting at the horizon",
       );
     });
     this.learning = next.catch(() => undefined);

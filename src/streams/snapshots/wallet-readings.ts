@@ -25,7 +25,8 @@ export async function collateralReadings(db: Db, o: CollateralReadingOptions): P
   const rows = await db.$queryRawUnsafe<
     { coin_id: string; key: string; main: boolean; amount: string; seen_ms: string }[]
   >(
-    `SELECT coin_id, margin_mode || '/' || cross_contract_id || '/' || cross_symbol || '/' || isolated_position_id AS key,
+    `SELECT coin_id,
+            margin_mode || '/' || cross_contract_id || '/' || cross_symbol || '/' || isolated_position_id AS key,
             isolated_position_id = '0' AS main, amount::text AS amount,
             (extract(epoch FROM last_seen_at) * 1000)::bigint::text AS seen_ms
      FROM collateral_current
