@@ -1,5 +1,6 @@
 // The environment variables ledger-sync reads, with defaults and validation. The names are a
-// public contract (README's configuration table, docker-compose.yml, users' deployments).
+// public contract (docs/configuration.md, docker-compose.yml, users' deployments); what each means,
+// its default as users see it and who reads it are in env-docs.ts, which `npm run docs` publishes.
 import { isIP } from "node:net";
 import { z } from "zod";
 import {
