@@ -1,4 +1,4 @@
-// README's "Exports" tables say, for every businessType, what row each tax tool gets: they must be
+// docs/accounting.md's "Exports" tables say, for every businessType, what row each tax tool gets: they must be
 // the tables the code uses, row for row.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { CRYPTACT_ACTIONS } from "../../src/export/cryptact.ts";
 import { KOINLY_LABELS } from "../../src/export/koinly.ts";
 import { labelsOf, type LabelTable, type SideLabels } from "../../src/export/tax-row.ts";
 
-const readme = readFileSync("README.md", "utf8");
+const readme = readFileSync("docs/accounting.md", "utf8");
 const exportsSection = readme.slice(readme.indexOf("## Exports"), readme.indexOf("## Proving the books"));
 
 /** The table rows that follow `intro` in the section, up to the first line that is not a row. */
@@ -27,7 +27,7 @@ function rows<L>(table: LabelTable<L>, cell: (side: "in" | "out", label: L) => s
   ];
 }
 
-describe("README's export tables", () => {
+describe("docs/accounting.md's export tables", () => {
   it("Koinly: every businessType's deposit or withdrawal and label", () => {
     const cell = (side: "in" | "out", label: string) =>
       `${side === "in" ? "Deposit" : "Withdrawal"}, ${label ? `\`${label}\`` : "no label"}`;

@@ -6,7 +6,7 @@
 // - exact: every retrievable bill of the truth is stored with exact content, nothing else is;
 // - unverified: as exact, except that bills may be missing inside the milliseconds the run listed
 //   in `unverifiedMilliseconds` (by cTime or by filter time): the run exits 4 and says so;
-// - a named failure: the promise rejects with the error the README promises for a behaviour that
+// - a named failure: the promise rejects with the error docs/exchange-behaviours.md promises for a behaviour that
 //   makes the copy impossible (`ignoreTimeFilter`: "ignores the time filter";
 //   `unsplittableBurst`: UnsplittableMillisecondError); what it stored is still exact content.
 // Retrievable: every bill; with `historyDays`, the bills whose filter time is at or after
@@ -58,7 +58,7 @@ export function behaviourLabel(o: SandboxOptions): string {
 }
 
 /**
- * The loud failures the README promises, per behaviour; a rejection is acceptable only if one
+ * The loud failures docs/exchange-behaviours.md promises, per behaviour; a rejection is acceptable only if one
  * matches. An UnsplittableMillisecondError must name a millisecond where a page's worth of bills
  * (or more) share businessType, coin and symbol: the unsplittable burst, not some other.
  */
@@ -168,7 +168,7 @@ export function judge(o: {
 
   const base = { truth: o.truth.length, stored: o.stored.length, failure: undefined as string | undefined };
   const last = o.runs.at(-1)!;
-  // 2. A rejection: acceptable only as a failure the README promises for a behaviour switched on.
+  // 2. A rejection: acceptable only as a failure docs/exchange-behaviours.md promises for a behaviour switched on.
   if (!last.settled.ok) {
     const err = last.settled.error;
     const failure = messageOf(err);

@@ -73,7 +73,7 @@ describe("verify: balance continuity", () => {
       const chain = chains.get(coins[Math.floor(random() * coins.length)]!)!;
       // An interior bill: it has a predecessor and a successor in its coin's chain.
       // A bill of amount 0 moves no balance, so deleting one (or swapping balances with one) leaves
-      // the chain intact: no continuity check can see it (README, "Proving the books").
+      // the chain intact: no continuity check can see it (docs/accounting.md, "Proving the books").
       const moves = (j: number) => Number(kind === "swap" ? chain[j + 1]!.amount : chain[j]!.amount) !== 0;
       let k = 1 + Math.floor(random() * (chain.length - 3));
       while (kind !== "alter" && !moves(k)) k = 1 + Math.floor(random() * (chain.length - 3));

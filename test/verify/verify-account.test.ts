@@ -299,7 +299,7 @@ describe("ledger-sync verify --repair", () => {
       COIN_NAMES: "2=USDT,1=USDC",
       SYNC_LOOKBACK_MS: String(LOOKBACK),
     };
-    // A bill that moves its balance: a missing bill of amount 0 breaks no continuity (README,
+    // A bill that moves its balance: a missing bill of amount 0 breaks no continuity (docs/accounting.md,
     // "Proving the books"), and which bill sits at an index depends on the date the history ends.
     const deleted = sandbox
       .truth()

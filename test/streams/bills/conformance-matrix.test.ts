@@ -3,7 +3,7 @@
 // and in every pair, × the three orderings × bound inclusivity (rotated: each pair sees three of
 // the four), with bursts of more than 100 bills in one millisecond and 5% injected faults, on real
 // PostgreSQL. Each case must end exact, unverified only inside the milliseconds it names, or fail
-// with the error the README promises (test/support/conformance-oracle.ts says exactly what counts).
+// with the error docs/exchange-behaviours.md promises (test/support/conformance-oracle.ts says exactly what counts).
 // Then each behaviour twice in a row on the same account: the second run, incremental, reads what
 // the first learnt and persisted, and must still be exact.
 // One line per case on stdout: outcome, bills, requests per run (! = the run rejected), faults, time.

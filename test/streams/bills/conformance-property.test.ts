@@ -2,7 +2,7 @@
 // them, with random parameters) × ordering × bound inclusivity × history shape (sparse: few bills
 // over many days; dense: many in a few hours; bursty: bursts of more than 100 bills in one
 // millisecond; sometimes the unsplittable millisecond), with 5% faults, the bills sync ends exact,
-// unverified only inside the milliseconds it names, or fails with the error the README promises
+// unverified only inside the milliseconds it names, or fails with the error docs/exchange-behaviours.md promises
 // (the oracle of the matrix: test/support/conformance-oracle.ts).
 //
 // Fixed seed, 25 runs, no shrinking (a run is a real sync on real PostgreSQL: seconds each); every
