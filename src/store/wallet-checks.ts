@@ -1,6 +1,7 @@
 // The wallet check's tables (issue 26): readings of the exchange's reported balances waiting to be
 // compared (wallet_readings), and each coin's latest compared reading with its result
 // (wallet_checks). Amounts travel as exact decimal text.
+import { Decimal } from "decimal.js";
 import type { Db } from "./prisma.ts";
 
 export type WalletSource = "collateral" | "v3-balance";
@@ -10,6 +11,32 @@ export type WalletStatus = "tied" | "not_tied" | "inconclusive";
 export interface ReportedFigure {
   label: string;
   amount: string;
+}
+
+/** One collateral record of a coin as a snapshot saw it. */
+export interface CollateralAmount {
+  key: string;
+  /** Not an isolated position's record. */
+  main: boolean;
+  amount: string;
+}
+
+/**
+ * The figures a coin's collateral offers for its balance: each main record, and all records together
+ * when there are several (a lone isolated record stands for itself). The spec does not say which one
+ * the bills' balance follows, so each is tried.
+ */
+export function collateralFigures(
+  records: readonly CollateralAmount[],
+  label = (key: string) => `collateral record ${key}`,
+  together = "all collateral records together",
+): ReportedFigure[] {
+  const total = records.reduce((s, r) => s.plus(r.amount), new Decimal(0)).toFixed();
+  return [
+    ...records.filter((r) => r.main).map((r) => ({ label: label(r.key), amount: r.amount })),
+    ...(records.length > 1 ? [{ label: together, amount: total }] : []),
+    ...(records.length === 1 && !records[0]!.main ? [{ label: label(records[0]!.key), amount: total }] : []),
+  ];
 }
 
 export interface WalletReading {

@@ -15,6 +15,7 @@
 // accepts any bill within CLOCK_SLACK_MS of the observation.
 import { Decimal } from "decimal.js";
 import type { Db } from "../store/prisma.ts";
+import { collateralFigures } from "../store/wallet-checks.ts";
 import type { CheckResult } from "./report.ts";
 
 const CLOCK_SLACK_MS = 5_000;
@@ -158,12 +159,10 @@ async function snapshotAt(
 const sum = (values: string[]) => values.reduce((a, v) => a.plus(v), new Decimal(0));
 
 async function balanceCheck(db: Db, account: string, coin: string, subject: string, s: Snapshot): Promise<CheckResult> {
-  const total = sum(s.records.map((r) => r.amount));
-  const candidates = [
-    ...s.records.filter((r) => r.main).map((r) => ({ what: `record ${r.key}`, amount: new Decimal(r.amount) })),
-    ...(s.records.length > 1 ? [{ what: "all records together", amount: total }] : []),
-    ...(s.records.length === 1 && !s.records[0]!.main ? [{ what: `record ${s.records[0]!.key}`, amount: total }] : []),
-  ];
+  const candidates = collateralFigures(s.records, (key) => `record ${key}`, "all records together").map((f) => ({
+    what: f.label,
+    amount: new Decimal(f.amount),
+  }));
   // Balances after each bill that may sit on either side of the snapshot's cut.
   const cuts = await db.$queryRawUnsafe<{ bill_id: string; at: string; balance: string }[]>(
     `(SELECT bill_id, created_at_ms::text AS at, balance::text FROM bills

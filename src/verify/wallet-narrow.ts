@@ -2,9 +2,8 @@
 // The coin's collateral history (every change the snapshots saw) gives the readings in between; a
 // difference, once there, stays (a missing or altered bill shifts every later balance), so a binary
 // search over them finds the two neighbouring snapshots around it in O(log n) comparisons.
-import { Decimal } from "decimal.js";
 import type { Db } from "../store/prisma.ts";
-import type { ReportedFigure, WalletReading } from "../store/wallet-checks.ts";
+import { collateralFigures, type WalletReading } from "../store/wallet-checks.ts";
 import { RULES, type Rule } from "./balance-continuity.ts";
 import { evaluateReading, follows, WALLET_SLACK_MS } from "./wallet-check.ts";
 
@@ -42,13 +41,7 @@ async function readingAt(db: Db, reading: WalletReading, coinIds: string[], atMs
     coinIds,
     String(atMs),
   );
-  const figures: ReportedFigure[] = rows
-    .filter((r) => r.main)
-    .map((r) => ({ label: `collateral record ${r.key}`, amount: r.amount }));
-  figures.push({
-    label: "all collateral records together",
-    amount: rows.reduce((s, r) => s.plus(r.amount), new Decimal(0)).toFixed(),
-  });
+  const figures = collateralFigures(rows);
   return { ...reading, source: "collateral", observedAtMs: atMs, figures };
 }
 

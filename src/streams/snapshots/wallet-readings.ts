@@ -1,9 +1,8 @@
 // The wallet check's readings (issue 26): what the exchange reported a coin's balance to be, from the
 // collateral of the snapshot just taken (no extra request) or a v3 balance reply. Filed in
 // wallet_readings (store/wallet-checks.ts); verify/wallet.ts compares them with the bills.
-import { Decimal } from "decimal.js";
 import type { Db } from "../../store/prisma.ts";
-import { recordReadings, type ReportedFigure, type WalletReading } from "../../store/wallet-checks.ts";
+import { collateralFigures, recordReadings, type WalletReading } from "../../store/wallet-checks.ts";
 
 export interface CollateralReadingOptions {
   account: string;
@@ -41,14 +40,7 @@ export async function collateralReadings(db: Db, o: CollateralReadingOptions): P
   for (const coinId of named) {
     const records = rows.filter((r) => r.coin_id === coinId);
     if (records.length === 0) continue;
-    const figures: ReportedFigure[] = records
-      .filter((r) => r.main)
-      .map((r) => ({ label: `collateral record ${r.key}`, amount: r.amount }));
-    if (records.length > 1 || figures.length === 0)
-      figures.push({
-        label: "all collateral records together",
-        amount: records.reduce((s, r) => s.plus(r.amount), new Decimal(0)).toFixed(),
-      });
+    const figures = collateralFigures(records);
     readings.push({
       account: o.account,
       coin: o.coinNames[coinId]!,
