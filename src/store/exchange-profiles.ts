@@ -135,38 +135,47 @@ export async function readAllExchangeFacts(db: Db): Promise<StoredExchangeFacts[
 // The endpoint facts below are kept apart from the bills facts: each is learnt by its own caller,
 // and saveExchangeFacts leaves them as they are.
 
-/** Which form of the account read answered last; null: not learnt. */
-export async function readAccountEndpoint(db: Db, account: string): Promise<AccountEndpointForm | null> {
-  const rows = await db.$queryRawUnsafe<{ account_endpoint: AccountEndpointForm | null }[]>(
-    "SELECT account_endpoint FROM exchange_profiles WHERE account_name = $1",
+/** The endpoint facts by column, and the SQL type each is written as. */
+interface EndpointFacts {
+  account_endpoint: AccountEndpointForm;
+  v3_balance_served: boolean;
+}
+const FACT_TYPES: Record<keyof EndpointFacts, string> = { account_endpoint: "text", v3_balance_served: "boolean" };
+
+async function readEndpointFact<K extends keyof EndpointFacts>(
+  db: Db,
+  account: string,
+  column: K,
+): Promise<EndpointFacts[K] | null> {
+  const rows = await db.$queryRawUnsafe<Record<K, EndpointFacts[K] | null>[]>(
+    `SELECT ${column} FROM exchange_profiles WHERE account_name = $1`,
     account,
   );
-  return rows[0]?.account_endpoint ?? null;
+  return rows[0]?.[column] ?? null;
 }
 
-export async function recordAccountEndpoint(db: Db, account: string, form: AccountEndpointForm): Promise<void> {
+async function recordEndpointFact<K extends keyof EndpointFacts>(
+  db: Db,
+  account: string,
+  column: K,
+  value: EndpointFacts[K],
+): Promise<void> {
   await db.$executeRawUnsafe(
-    `INSERT INTO exchange_profiles (account_name, account_endpoint, updated_at) VALUES ($1, $2::text, now())
-     ON CONFLICT (account_name) DO UPDATE SET account_endpoint = EXCLUDED.account_endpoint, updated_at = now()`,
+    `INSERT INTO exchange_profiles (account_name, ${column}, updated_at) VALUES ($1, $2::${FACT_TYPES[column]}, now())
+     ON CONFLICT (account_name) DO UPDATE SET ${column} = EXCLUDED.${column}, updated_at = now()`,
     account,
-    form,
+    value,
   );
 }
+
+/** Which form of the account read answered last; null: not learnt. */
+export const readAccountEndpoint = (db: Db, account: string) => readEndpointFact(db, account, "account_endpoint");
+
+export const recordAccountEndpoint = (db: Db, account: string, form: AccountEndpointForm) =>
+  recordEndpointFact(db, account, "account_endpoint", form);
 
 /** Whether GET /capi/v3/account/balance is served: true, false, or null when not learnt. */
-export async function readV3BalanceServed(db: Db, account: string): Promise<boolean | null> {
-  const rows = await db.$queryRawUnsafe<{ v3_balance_served: boolean | null }[]>(
-    "SELECT v3_balance_served FROM exchange_profiles WHERE account_name = $1",
-    account,
-  );
-  return rows[0]?.v3_balance_served ?? null;
-}
+export const readV3BalanceServed = (db: Db, account: string) => readEndpointFact(db, account, "v3_balance_served");
 
-export async function recordV3BalanceServed(db: Db, account: string, served: boolean): Promise<void> {
-  await db.$executeRawUnsafe(
-    `INSERT INTO exchange_profiles (account_name, v3_balance_served, updated_at) VALUES ($1, $2::boolean, now())
-     ON CONFLICT (account_name) DO UPDATE SET v3_balance_served = EXCLUDED.v3_balance_served, updated_at = now()`,
-    account,
-    served,
-  );
-}
+export const recordV3BalanceServed = (db: Db, account: string, served: boolean) =>
+  recordEndpointFact(db, account, "v3_balance_served", served);
