@@ -9,7 +9,7 @@ import { checkCollateral } from "./collateral-checks.ts";
 import { checkHistoryStart } from "./history-start.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
 import { checkCursorLag, checkQuarantine } from "./store-checks.ts";
-import { walletChecks, type ReadUnstored } from "./wallet.ts";
+import { walletChecks, type ReadNow, type ReadUnstored } from "./wallet.ts";
 
 export interface VerifyOptions {
   account: string;
@@ -29,6 +29,8 @@ export interface VerifyOptions {
   recheckCloseIds?: string[];
   /** The wallet check's reader of bills after the stored cursor (the account's credentials are here). */
   readUnstored?: ReadUnstored;
+  /** The wallet check's reading of the balances now, from the exchange. */
+  readNow?: ReadNow;
 }
 
 export interface VerifyOutcome {
@@ -83,6 +85,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
         billsCursorMs,
         ...(o.rules ? { rules: o.rules } : {}),
         ...(o.readUnstored ? { readUnstored: o.readUnstored } : {}),
+        ...(o.readNow ? { readNow: o.readNow } : {}),
       })),
     );
   if (o.closedPeriods !== false)

@@ -70,6 +70,8 @@ export async function settleWallet(
 
 /** Reads the bills the exchange serves in [fromMs, toMs] without storing them. */
 export type ReadUnstored = (fromMs: number, toMs: number) => Promise<Bill[]>;
+/** Asks the exchange for the balances now (verify/wallet-now.ts). */
+export type ReadNow = () => Promise<WalletReading[]>;
 
 const STATUS: Record<WalletResult["status"], CheckStatus> = {
   tied: "pass",
@@ -104,10 +106,12 @@ export function walletCheckResult(r: WalletResult): CheckResult {
  */
 export async function walletChecks(
   db: Db,
-  o: WalletOptions & { billsCursorMs: number | undefined; readUnstored?: ReadUnstored },
+  o: WalletOptions & { billsCursorMs: number | undefined; readUnstored?: ReadUnstored; readNow?: ReadNow },
 ): Promise<CheckResult[]> {
   const cursor = o.billsCursorMs ?? -1;
   const readings = await newestReadings(db, o.account, o.readUnstored ? undefined : cursor - WALLET_SLACK_MS);
+  // A reading of now needs the bills after the cursor, read from the exchange too.
+  if (o.readUnstored && o.readNow) readings.push(...(await o.readNow()));
   if (readings.length === 0) {
     const any = (await newestReadings(db, o.account)).length > 0;
     return [

@@ -1,12 +1,12 @@
-// `verify`'s reader of the exchange for the wallet check: the bills after the stored cursor, read
-// but not stored, for the accounts whose credentials this process has. Accounts without credentials
+// `verify`'s reader of the exchange for the wallet check: the balances now, and the bills after the
+// stored cursor, read but not stored, for the accounts whose credentials this process has. Accounts without credentials
 // (an auditor's read-only setting) are checked from the store alone.
 import type { Config } from "../../config/index.ts";
 import type { Db } from "../../store/prisma.ts";
-import type { ReadUnstored } from "../../verify/wallet.ts";
+import type { ReadNow, ReadUnstored } from "../../verify/wallet.ts";
 
 export interface ExchangeReaders {
-  readerFor(account: string): ReadUnstored | undefined;
+  readerFor(account: string): { readUnstored: ReadUnstored; readNow: ReadNow } | undefined;
   close(): Promise<void>;
 }
 
@@ -17,12 +17,14 @@ export async function exchangeReaders(config: Config, db: Db): Promise<ExchangeR
     { commandBudgetGates },
     { createLogger },
     { readExchangeBills },
+    { v3BalanceNow },
   ] = await Promise.all([
     import("../command-accounts.ts"),
     import("../../exchange/client-from-config.ts"),
     import("../../exchange/budget-gates.ts"),
     import("../../log/logger.ts"),
     import("../../verify/exchange-read.ts"),
+    import("../../verify/wallet-now.ts"),
   ]);
   let accounts: Awaited<ReturnType<typeof commandAccounts>>;
   try {
@@ -44,17 +46,19 @@ export async function exchangeReaders(config: Config, db: Db): Promise<ExchangeR
   const logger = createLogger(config.logLevel, { format: config.logFormat });
   const gates = await commandBudgetGates(config, logger);
   const clients: { close(): Promise<void> }[] = [];
-  return {
-    readerFor(name) {
-      const account = accounts.find((a) => a.name === name);
-      if (!account) return undefined;
-      return async (fromMs, toMs) => {
-        const client = exchangeClientFromConfig(config, {
-          credentials: account.credentials,
-          gate: gates.forAccount(name),
-          logger,
-        });
-        clients.push(client);
+  const readers = new Map<string, ReturnType<ExchangeReaders["readerFor"]>>();
+  const readerOf = (name: string): ReturnType<ExchangeReaders["readerFor"]> => {
+    const account = accounts.find((a) => a.name === name);
+    if (!account) return undefined;
+    const client = exchangeClientFromConfig(config, {
+      credentials: account.credentials,
+      gate: gates.forAccount(name),
+      logger,
+    });
+    clients.push(client);
+    return {
+      readNow: () => v3BalanceNow(db, client, name),
+      readUnstored: async (fromMs, toMs) => {
         const read = await readExchangeBills({
           db,
           client,
@@ -66,7 +70,13 @@ export async function exchangeReaders(config: Config, db: Db): Promise<ExchangeR
           exchangeLimits: config.exchange.limits,
         });
         return [...read.bills.values()];
-      };
+      },
+    };
+  };
+  return {
+    readerFor(name) {
+      if (!readers.has(name)) readers.set(name, readerOf(name));
+      return readers.get(name);
     },
     async close() {
       await Promise.all(clients.map((c) => c.close()));

@@ -98,17 +98,14 @@ export function registerVerify(program: Command): void {
         // The wallet check is of now: a range ending earlier (--to) has no use for the exchange.
         if (o.exchange !== false && o.to === undefined)
           readers = await (await import("./verify-exchange-reader.ts")).exchangeReaders(config, db);
-        const options = (account: string) => {
-          const readUnstored = readers?.readerFor(account);
-          return {
-            account,
-            fromMs: o.from,
-            toMs: o.to,
-            coinNames: config.coinNames,
-            lookbackMs: config.lookbackMs,
-            ...(readUnstored ? { readUnstored } : {}),
-          };
-        };
+        const options = (account: string) => ({
+          account,
+          fromMs: o.from,
+          toMs: o.to,
+          coinNames: config.coinNames,
+          lookbackMs: config.lookbackMs,
+          ...readers?.readerFor(account),
+        });
         const reports: Printed[] = [];
         for (const account of accounts) {
           const first = await verifyAccount(db, options(account));
