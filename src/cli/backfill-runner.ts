@@ -102,8 +102,16 @@ export async function runInline({
       });
       try {
         await withAccountRunLock(
-          { databaseUrl, account: plan.account.name, groups: ["bills"], wait, logger },
-          async (signal) => {
+          {
+            databaseUrl,
+            account: plan.account.name,
+            groups: ["bills"],
+            leaseMs: config.database.runLeaseMs,
+            what: "backfill --inline",
+            wait,
+            logger,
+          },
+          async (signal, fences) => {
             for (const w of plan.windows) {
               const s = await syncAccountBills({
                 db,
@@ -117,6 +125,7 @@ export async function runInline({
                 bookmark: { window: backfillCursorStream(w.data.fromMs, w.data.toMs) },
                 source: plan.account.billsSource,
                 exchangeLimits: config.exchange.limits,
+                ...(fences.bills ? { fence: fences.bills } : {}),
                 signal,
               });
               unverified.push(...s.unverifiedMilliseconds);

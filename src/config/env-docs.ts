@@ -218,7 +218,7 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
     default: "`10`",
     meaning:
       "PostgreSQL connections one process opens at most (at least 2): a pool of this minus one (minus one more " +
-      "for the worker's console), and one session holding every account run lock of the process",
+      "for the worker's console), and one more, open only while it takes, renews or frees account run leases",
     readBy: ["worker"],
   },
   WORKER_CONCURRENCY: {
@@ -267,8 +267,16 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
   },
   JOB_LOCK_DURATION_MS: {
     default: "`30000`",
-    meaning: "Worker: how long a dead process's job and account lock hold before another process takes over",
+    meaning: "Worker: how long a dead worker's BullMQ job lock holds before another worker runs the job again",
     readBy: ["worker"],
+  },
+  RUN_LEASE_MS: {
+    default: "`30000`",
+    meaning:
+      "How long an account's run lease (one writer per account) lasts unrenewed: a holder renews it every third " +
+      "of it; one on another machine that died unseen frees it after this long (on the same machine, at once). " +
+      "See [run leases](design/run-leases.md)",
+    readBy: ["worker", "sync", "snapshot", "backfill", "verify", "accounts"],
   },
   BULL_BOARD_ENABLED: {
     default: "`false`",

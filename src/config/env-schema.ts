@@ -90,6 +90,8 @@ export const envSchema = z.object({
   // PostgreSQL connections one process opens at most: a pool of this minus one, and one session
   // that holds every account run lock of the process (docs/design/connections.md).
   DATABASE_POOL_MAX: wholeNumber(10, 2),
+  // An account's run lease: renewed every third of it; a holder gone unseen frees it after this long.
+  RUN_LEASE_MS: wholeNumber(30_000, 3_000),
   // Jobs one worker process runs at once, across every account; the rest wait in the queue, stalest first.
   WORKER_CONCURRENCY: positiveInt(50),
   // How often a worker re-reads the accounts table (added, disabled, removed, rotated accounts).

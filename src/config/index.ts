@@ -54,7 +54,11 @@ export interface Config {
   snapshotRetentionDays: number | undefined;
   accountsFile: string | undefined;
   /** DATABASE_POOL_MAX: PostgreSQL connections one process opens at most. */
-  database: { poolMax: number };
+  database: {
+    poolMax: number;
+    /** RUN_LEASE_MS: an account run lease's length (renewed every third of it). */
+    runLeaseMs: number;
+  };
   worker: {
     /** WORKER_CONCURRENCY: jobs one worker process runs at once. */
     concurrency: number;
@@ -135,7 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     crossCheckIntervalMs: e.CROSS_CHECK_INTERVAL_MS,
     snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
     accountsFile: e.ACCOUNTS_FILE,
-    database: { poolMax: e.DATABASE_POOL_MAX },
+    database: { poolMax: e.DATABASE_POOL_MAX, runLeaseMs: e.RUN_LEASE_MS },
     worker: {
       concurrency: e.WORKER_CONCURRENCY,
       accountsRefreshMs: e.ACCOUNTS_REFRESH_MS,

@@ -5,9 +5,8 @@ import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { ExchangeFacts } from "../store/exchange-profiles.ts";
-import type { LockSession } from "../store/lock-session.ts";
+import type { LeaseKeeper } from "../store/lease-keeper.ts";
 import type { Db } from "../store/prisma.ts";
-import { AccountLock } from "./account-lock.ts";
 
 export interface AccountRuntime {
   account: AccountConfig;
@@ -34,29 +33,12 @@ export interface JobMetrics {
 export interface WorkerContext {
   config: Config;
   db: Db;
-  /** Holds the jobs' account run locks, all on one PostgreSQL connection (store/lock-session.ts). */
-  lockSession: LockSession;
+  /** Takes and renews the jobs' account run leases (store/lease-keeper.ts). */
+  leases: LeaseKeeper;
   redis: Redis;
   accounts: Map<string, AccountRuntime>;
   logger: Logger;
   metrics: JobMetrics;
   /** Aborted when shutdown has waited SHUTDOWN_TIMEOUT_MS: running jobs stop at the next page. */
   forceStop: AbortSignal;
-}
-
-/** The per-account bills lock: held by incremental bills jobs and backfill windows alike. */
-export function billsLock(ctx: WorkerContext, account: string): AccountLock {
-  return new AccountLock(
-    ctx.redis,
-    `${ctx.config.worker.queuePrefix}:lock:bills:${account}`,
-    ctx.config.worker.jobLockDurationMs,
-  );
-}
-
-export function snapshotsLock(ctx: WorkerContext, account: string): AccountLock {
-  return new AccountLock(
-    ctx.redis,
-    `${ctx.config.worker.queuePrefix}:lock:snapshots:${account}`,
-    ctx.config.worker.jobLockDurationMs,
-  );
 }

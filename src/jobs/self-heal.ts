@@ -5,6 +5,7 @@
 // Bounded: at most HEAL_REQUESTS_PER_HOUR requests per account and hour (counted in Redis, across
 // processes). A window whose re-fetch did not heal it (the exchange itself still shows the gap) is
 // retried after a backoff that doubles from BILLS_INTERVAL_MS up to MAX_BACKOFF_MS.
+import type { RunFence } from "../store/run-lease.ts";
 import type { CoinContinuity } from "../verify/balance-continuity.ts";
 import { repairBreaks, repairWindows, type RepairWindow } from "../verify/repair.ts";
 import type { AccountRuntime, WorkerContext } from "./context.ts";
@@ -38,6 +39,7 @@ export async function healBreaks(
   rt: AccountRuntime,
   continuity: CoinContinuity[],
   signal: AbortSignal,
+  fence: RunFence | undefined,
 ): Promise<HealAttempt> {
   const account = rt.account.name;
   const now = Date.now();
@@ -68,6 +70,7 @@ export async function healBreaks(
       windows: [w],
       exchangeLimits: ctx.config.exchange.limits,
       source: rt.account.billsSource,
+      ...(fence ? { fence } : {}),
       signal,
     });
     const key = budgetKey(ctx, account, Date.now());

@@ -18,7 +18,7 @@ import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../op
 import { OPS_DEFAULT_HOST, startOpsServer } from "../ops/http-server.ts";
 import { refreshFleetGauges } from "../ops/fleet-gauges.ts";
 import { createMetrics } from "../ops/metrics.ts";
-import { createLockSession } from "../store/lock-session.ts";
+import { createLeaseKeeper } from "../store/lease-keeper.ts";
 import { loadAccountDirectory } from "../store/accounts/directory.ts";
 import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
 import { createAccountClients } from "./account-clients.ts";
@@ -93,28 +93,31 @@ async function boot(
   // forever while Redis is down instead of failing it.
   const healthRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
   healthRedis.on("error", () => undefined);
-  // DATABASE_POOL_MAX connections in all: the pool's, and one for every running job's account run
-  // lock (the lock session). Jobs wait for a pool connection rather than opening more
+  // DATABASE_POOL_MAX connections in all: the pool's, and one the run-lease keeper opens only to
+  // take, renew or free leases. Jobs wait for a pool connection rather than opening more
   // (docs/design/connections.md).
   // With the console on, one connection of the budget is the console's (read-only sessions).
   const consoleConnections = consoleRule ? 1 : 0;
   const db = createDb(databaseUrl, { poolMax: Math.max(1, config.database.poolMax - 1 - consoleConnections) });
-  const lockSession = createLockSession(databaseUrl, {
-    // PostgreSQL going away is the outage log's to report (once); anything else is a warning here.
-    onLost: (err) => {
-      const cause = err.cause instanceof Error ? err.cause : err;
-      if (isDatabaseUnavailable(cause)) postgresOutage.failed(cause);
-      else
-        logger.warn(
-          { err: cause.message },
-          "lost the run-lock connection to PostgreSQL: the jobs holding account locks stop; the next jobs reconnect",
-        );
-    },
-  });
   // While Redis or PostgreSQL is down every connection retries, and every job touching it fails:
   // one warning per outage and one line on recovery, not one line per attempt.
   const redisOutage = new OutageLog(logger, "redis", { probe: () => healthRedis.ping() });
   const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
+  // The jobs' account run leases: rows renewed together, no connection held for them.
+  const leases = createLeaseKeeper(
+    { connectionString: databaseUrl },
+    {
+      ttlMs: config.database.runLeaseMs,
+      what: "worker",
+      onLost: (account, group, err) =>
+        logger.warn({ account, group, err: err.message }, "run lease lost: the job writing the account stops"),
+      // PostgreSQL going away is the outage log's to report (once); anything else is a warning here.
+      onRenewError: (err) => {
+        if (isDatabaseUnavailable(err)) postgresOutage.failed(err);
+        else logger.warn({ err: err instanceof Error ? err.message : String(err) }, "could not renew run leases");
+      },
+    },
+  );
   const outageOf = (err: unknown) =>
     isDatabaseUnavailable(err) ? postgresOutage : isRedisUnavailable(err) ? redisOutage : undefined;
   const onRedisError = (source: Record<string, string>) => (err: Error) => {
@@ -128,7 +131,7 @@ async function boot(
   try {
     directory = await loadAccountDirectory(config, db);
   } catch (err) {
-    await Promise.allSettled([lockSession.close(), db.$disconnect()]);
+    await Promise.allSettled([leases.close(), db.$disconnect()]);
     redis.disconnect();
     healthRedis.disconnect();
     throw err;
@@ -143,7 +146,7 @@ async function boot(
   const ctx: WorkerContext = {
     config,
     db,
-    lockSession,
+    leases,
     redis,
     accounts: clients.runtimes,
     logger,
@@ -295,7 +298,7 @@ async function boot(
       healthRedis.disconnect();
       await ops.close();
       await workerConsole?.close();
-      await lockSession.close();
+      await leases.close();
       await db.$disconnect();
       logger.info("shut down cleanly");
     })().finally(resolveDone));

@@ -11,6 +11,7 @@
 import type { BillSource } from "../config/accounts.ts";
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
 import { directPool, type Db } from "./prisma.ts";
+import type { RunFence } from "./run-lease.ts";
 import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
 
 export interface BillsWindowWrite {
@@ -32,6 +33,11 @@ export interface BillsWindowWrite {
   source?: BillSource;
   /** Where a stream paged by a cursor resumes after this write (null: between ranges). */
   resume?: unknown;
+  /**
+   * The run's lease of the account's bills (run-lease.ts): the statement fails, writing nothing,
+   * unless it is still the lease's. Every run of the worker and the commands passes it.
+   */
+  fence?: RunFence;
 }
 
 export interface BillsWindowResult {
@@ -71,7 +77,7 @@ const CONTENT_DIFFERS = `
 // flattened into a join). Figures for both choices: docs/design/write-path.md.
 // (Comments stay out of the SQL text: pg_stat_activity shows only its first 1 kB, and operators
 // and the crash test recognise the statement there by its INSERT.)
-const SQL = `
+const SQL_TEMPLATE = `
 WITH input AS (
   SELECT * FROM json_to_recordset($2::json)
     AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric,
@@ -138,6 +144,7 @@ dirty AS (
   RETURNING 1
 )
 SELECT
+  /*fence*/
   (SELECT count(*) FROM inserted)::int AS inserted,
   (SELECT count(*) FROM updated WHERE differs)::int AS revised,
   ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated))::int AS upserted,
@@ -146,6 +153,11 @@ SELECT
   (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}')
    FROM inserted)::text[] AS inserted_lateness_ms
 `;
+
+// The run's token is checked in the same statement: were it no longer the lease's, the function
+// raises and the whole statement, every CTE's write included, is undone (run-lease.ts).
+const FENCED_SQL = SQL_TEMPLATE.replace("/*fence*/", "ledger_sync_fence($1, 'bills', $13::bigint) AS fenced,");
+const UNFENCED_SQL = SQL_TEMPLATE.replace("  /*fence*/\n", "");
 
 type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & {
   cursor_rows: number;
@@ -161,6 +173,10 @@ export function billsWindowStatement(w: BillsWindowWrite): {
   const bills = dedupeById(w.bills);
   const rejected = dedupeByText(w.rejected);
   const cursorStream = w.cursorStream === undefined ? w.stream : w.cursorStream;
+  if (w.fence && (w.fence.account !== w.accountName || w.fence.group !== "bills"))
+    throw new Error(
+      `a bills write of account "${w.accountName}" carries the lease of ${w.fence.group} "${w.fence.account}"`,
+    );
   const now = new Date();
   const values = [
     w.accountName,
@@ -176,7 +192,8 @@ export function billsWindowStatement(w: BillsWindowWrite): {
     w.source ?? "v2",
     w.resume === undefined || w.resume === null ? null : JSON.stringify(w.resume),
   ];
-  return { text: SQL, values, cursorStream };
+  if (w.fence) return { text: FENCED_SQL, values: [...values, w.fence.token], cursorStream };
+  return { text: UNFENCED_SQL, values, cursorStream };
 }
 
 export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<BillsWindowResult> {

@@ -5,6 +5,7 @@
 // its tables are left as they are, so no change and no closing is recorded for it.
 import type { Prisma } from "./generated/client.ts";
 import type { Db } from "./prisma.ts";
+import { fenceSql, type RunFence } from "./run-lease.ts";
 import { insertColumns, recordset, selectValues, updateFromExcluded } from "./snapshot-sql.ts";
 import {
   ACCOUNT_COLUMNS,
@@ -34,6 +35,11 @@ export interface SnapshotWrite {
   collateral: SnapshotRow[];
   /** null: the response carried no positions (none is opened, changed or closed). */
   positions: SnapshotRow[] | null;
+  /**
+   * The run's lease of the account's snapshots (run-lease.ts): the transaction fails, writing
+   * nothing, unless it is still the lease's. Every run of the worker and the commands passes it.
+   */
+  fence?: RunFence;
 }
 
 export interface SnapshotChanges {
@@ -46,7 +52,15 @@ export interface SnapshotChanges {
 const json = (rows: SnapshotRow[]) => JSON.stringify(rows);
 
 export function commitSnapshot(db: Db, s: SnapshotWrite): Promise<SnapshotChanges> {
+  if (s.fence && (s.fence.account !== s.accountName || s.fence.group !== "snapshots"))
+    throw new Error(
+      `a snapshot of account "${s.accountName}" carries the lease of ${s.fence.group} "${s.fence.account}"`,
+    );
+  const fence = s.fence;
   return db.$transaction(async (tx) => {
+    // First: the lease row is held FOR SHARE until commit, so no taking can pass this write.
+    if (fence)
+      await tx.$queryRawUnsafe(`SELECT ${fenceSql("$1", "$2", "$3")} AS ok`, fence.account, fence.group, fence.token);
     await writeBookmark(tx, s);
     return {
       accountChanged: s.account === null ? false : await writeAccount(tx, s, s.account),

@@ -7,6 +7,7 @@ import type { BillSource } from "../config/accounts.ts";
 import type { ExchangeClient } from "../exchange/http-client.ts";
 import type { Db } from "../store/prisma.ts";
 import { REPAIR_STREAM, syncAccountBills, type ExchangeLimitsSetting } from "../streams/bills/index.ts";
+import type { RunFence } from "../store/run-lease.ts";
 import type { CoinContinuity } from "./balance-continuity.ts";
 
 export interface RepairWindow {
@@ -48,6 +49,8 @@ export async function repairBreaks(o: {
   windows?: RepairWindow[];
   /** The endpoint to re-read through (the account's BILLS_SOURCE; default v2). */
   source?: BillSource;
+  /** The run's lease of the account's bills: the re-read's writes check it. */
+  fence?: RunFence;
 }): Promise<RepairResult> {
   const windows = o.windows ?? repairWindows(o.continuity);
   const result: RepairResult = { windows, requests: 0, billsFetched: 0, restored: 0, revised: 0 };
@@ -68,6 +71,7 @@ export async function repairBreaks(o: {
       bookmark: { none: REPAIR_STREAM },
       ...(o.exchangeLimits ? { exchangeLimits: o.exchangeLimits } : {}),
       ...(o.source ? { source: o.source } : {}),
+      ...(o.fence ? { fence: o.fence } : {}),
       signal: o.signal,
     });
     result.requests += s.requests;

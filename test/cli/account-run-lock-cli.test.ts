@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxExchangeEnv, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { createDb, type Db } from "../../src/store/prisma.ts";
-import { acquireRunLock } from "../../src/store/run-lock.ts";
+import { acquireRunLease } from "../../src/store/lease-keeper.ts";
 import { startRun } from "../../src/store/sync-runs.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -41,12 +41,15 @@ const billRuns = () =>
 
 describe("one run per account", () => {
   it("a second writer exits 5 at once and does nothing; with --wait it runs once the first is done", async () => {
-    const held = await acquireRunLock(database.url, "locked", "bills");
+    const held = await acquireRunLease({ connectionString: database.url }, "locked", ["bills"], {
+      ttlMs: 30_000,
+      what: "test",
+    });
     try {
       const busy = await runCli(["sync", "--once"], env);
       expect(busy.code).toBe(5);
       expect(busy.stderr).toMatch(
-        /account "locked" is being written by another process \(bills\).*pass --wait to wait for it/,
+        /account "locked" is being written by another process \(bills: .* test\).*pass --wait to wait for it/,
       );
       expect(await billRuns()).toEqual([]);
 

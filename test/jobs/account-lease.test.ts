@@ -1,7 +1,6 @@
 // @module-tag redis
-// A worker job and an inline command exclude each other: the job's lease holds the account's
-// PostgreSQL run lock besides its Redis lock, on the worker's one lock session. Real PostgreSQL
-// and Redis.
+// A worker job and an inline command exclude each other: both take the account's run lease
+// (store/run-lease.ts); the worker's are kept by its one lease keeper. Real PostgreSQL and Redis.
 import pg from "pg";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,21 +8,23 @@ import { loadConfig } from "../../src/config/index.ts";
 import { leaseAccount } from "../../src/jobs/account-lease.ts";
 import type { WorkerContext } from "../../src/jobs/context.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
-import { createLockSession, LOCK_SESSION_APPLICATION_NAME } from "../../src/store/lock-session.ts";
-import { AccountBusyError, acquireRunLock } from "../../src/store/run-lock.ts";
+import { acquireRunLease, createLeaseKeeper } from "../../src/store/lease-keeper.ts";
+import { AccountBusyError, type RunLockGroup } from "../../src/store/run-lease.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 
 let t: MigratedDb;
 let r: TestRedis;
 let ctx: WorkerContext;
+const acquireRunLock = (url: string, account: string, group: RunLockGroup) =>
+  acquireRunLease({ connectionString: url }, account, [group], { ttlMs: 30_000, what: "sync --once" });
 beforeAll(async () => {
   t = await createMigratedDb();
   r = await createTestRedis();
   ctx = {
     config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url }),
     db: t.db,
-    lockSession: createLockSession(t.url),
+    leases: createLeaseKeeper({ connectionString: t.url }, { ttlMs: 30_000, what: "worker" }),
     redis: r.client,
     accounts: new Map(),
     logger: pino({ level: "silent" }),
@@ -32,7 +33,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await ctx.lockSession.close();
+  await ctx.leases.close();
   await r.cleanup();
   await t.close();
 });
@@ -57,25 +58,23 @@ describe("a job's account lease", () => {
     await after.release();
   });
 
-  it("holds many jobs' run locks on one connection, and aborts them all if it is lost", async () => {
+  it("holds many jobs' leases with no connection open, and stops a job whose lease was lost", async () => {
     const accounts = Array.from({ length: 10 }, (_, i) => `many${i}`);
     const leases = await Promise.all(accounts.map((a) => leaseAccount(ctx, a, "bills")));
     expect(leases.every((l) => l !== undefined)).toBe(true);
+    expect(new Set(leases.map((l) => l!.fence.token)).size).toBe(10);
     const admin = new pg.Client({ connectionString: t.url });
     await admin.connect();
     try {
-      const sessionBackends =
-        "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()";
-      expect((await admin.query(sessionBackends, [LOCK_SESSION_APPLICATION_NAME])).rowCount).toBe(1);
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM (${sessionBackends}) s`, [
-        LOCK_SESSION_APPLICATION_NAME,
-      ]);
+      // Another process took one account (its lease had expired unrenewed, say).
+      await admin.query("UPDATE run_leases SET token = nextval('run_lease_tokens') WHERE account_name = 'many3'");
     } finally {
       await admin.end();
     }
-    await expect.poll(() => leases.every((l) => l!.signal.aborted)).toBe(true);
+    await expect.poll(() => leases[3]!.signal.aborted, { timeout: 15_000 }).toBe(true);
+    expect(leases.filter((l) => l!.signal.aborted)).toHaveLength(1);
     await Promise.all(leases.map((l) => l!.release()));
-    // Both locks are free again: the next job takes the account (on a new session connection).
+    // Every lease is free again: the next job takes the account at once.
     const next = await leaseAccount(ctx, "many0", "bills");
     expect(next).toBeDefined();
     await next!.release();

@@ -13,7 +13,7 @@ import { processBackfillWindow } from "../../src/jobs/processors/backfill.ts";
 import type { JobData } from "../../src/jobs/queues.ts";
 import { createMetrics } from "../../src/ops/metrics.ts";
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
-import { createLockSession } from "../../src/store/lock-session.ts";
+import { createLeaseKeeper } from "../../src/store/lease-keeper.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
 import { sandboxClient } from "../support/sandbox-client.ts";
@@ -45,7 +45,7 @@ describe("a queued backfill", () => {
     const ctx: WorkerContext = {
       config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url }),
       db: t.db,
-      lockSession: createLockSession(t.url),
+      leases: createLeaseKeeper({ connectionString: t.url }, { ttlMs: 30_000, what: "test worker" }),
       redis: r.client,
       accounts: new Map([
         [
@@ -99,7 +99,7 @@ describe("a queued backfill", () => {
       await worker.close();
       await queue.close();
       await backfill.close();
-      await ctx.lockSession.close();
+      await ctx.leases.close();
     }
   });
 });

@@ -14,7 +14,7 @@ import { createMetrics, exchangeFactValues, type Metrics } from "../../src/ops/m
 import { DEFAULT_SANDBOX_CREDENTIALS, startSandbox, type Sandbox } from "../../src/sandbox/index.ts";
 import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { readExchangeFacts } from "../../src/store/exchange-profiles.ts";
-import { createLockSession } from "../../src/store/lock-session.ts";
+import { createLeaseKeeper } from "../../src/store/lease-keeper.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { sandboxClient } from "../support/sandbox-client.ts";
@@ -37,7 +37,7 @@ beforeAll(async () => {
   ctx = {
     config,
     db: t.db,
-    lockSession: createLockSession(t.url),
+    leases: createLeaseKeeper({ connectionString: t.url }, { ttlMs: 30_000, what: "test worker" }),
     redis: r.client,
     accounts: new Map([
       [
@@ -61,7 +61,7 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await ctx.lockSession.close();
+  await ctx.leases.close();
   await client.close();
   await sandbox.close();
   await r.cleanup();

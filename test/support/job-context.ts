@@ -6,7 +6,7 @@ import { loadConfig } from "../../src/config/index.ts";
 import type { ExchangeClient } from "../../src/exchange/http-client.ts";
 import type { WorkerContext } from "../../src/jobs/context.ts";
 import { createMetrics, type Metrics } from "../../src/ops/metrics.ts";
-import { createLockSession } from "../../src/store/lock-session.ts";
+import { createLeaseKeeper } from "../../src/store/lease-keeper.ts";
 import {
   DEFAULT_SANDBOX_CREDENTIALS,
   startSandbox,
@@ -41,7 +41,7 @@ export async function createJobContext(
   const ctx: WorkerContext = {
     config: loadConfig({ QUEUE_PREFIX: r.prefix, DATABASE_URL: t.url, ...env }),
     db: t.db,
-    lockSession: createLockSession(t.url),
+    leases: createLeaseKeeper({ connectionString: t.url }, { ttlMs: 30_000, what: "test worker" }),
     redis: r.client,
     accounts: new Map([
       [
@@ -73,7 +73,7 @@ export async function createJobContext(
     close: async () => {
       await client.close();
       await sandbox.close();
-      await ctx.lockSession.close();
+      await ctx.leases.close();
       await r.cleanup();
       await t.close();
     },

@@ -132,7 +132,7 @@ describe("cross-check", () => {
         config: loadConfig({ DATABASE_URL: t.url }),
         db: t.db,
         // The cross-check takes no account lock.
-        lockSession: undefined as never,
+        leases: undefined as never,
         redis: undefined as never,
         accounts: new Map([
           [

@@ -22,7 +22,7 @@ import {
 } from "../../store/accounts/registry.ts";
 import { sleep } from "../../exchange/sleep.ts";
 import { purgeAccountBooks, type PurgeResult } from "../../store/accounts/purge.ts";
-import { acquireRunLocks } from "../../store/run-lock.ts";
+import { acquireRunLease } from "../../store/lease-keeper.ts";
 import { readImportFile, ImportError } from "./import-file.ts";
 import { proofCoin, proveKey } from "./prove-key.ts";
 
@@ -137,7 +137,9 @@ export async function removeAccount(
     o.say(`account ${name} unregistered; waiting ${WORKERS_LET_GO_MS / 1000} s for workers to let go of it`);
     await sleep(WORKERS_LET_GO_MS, c.signal);
   }
-  const lock = await acquireRunLocks(o.databaseUrl, name, ["bills", "snapshots"], {
+  const lock = await acquireRunLease({ connectionString: o.databaseUrl }, name, ["bills", "snapshots"], {
+    ttlMs: c.config.database.runLeaseMs,
+    what: "accounts remove",
     wait: true,
     ...(c.signal ? { signal: c.signal } : {}),
   });

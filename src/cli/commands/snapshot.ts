@@ -34,11 +34,13 @@ export function registerSnapshot(program: Command): void {
           databaseUrl: requireDatabaseUrl(config),
           account: account.name,
           groups: ["snapshots" as const],
+          leaseMs: config.database.runLeaseMs,
+          what: "snapshot",
           wait: opts.wait === true,
           logger,
           signal: stop,
         };
-        return withAccountRunLock(lock, async (signal) => {
+        return withAccountRunLock(lock, async (signal, fences) => {
           const { syncAccountSnapshots } = await import("../../streams/snapshots/index.ts");
           const snapshots = await syncAccountSnapshots({
             db,
@@ -48,6 +50,7 @@ export function registerSnapshot(program: Command): void {
             coinIds: account.coinIds,
             coinNames: config.coinNames,
             retentionDays: config.snapshotRetentionDays,
+            ...(fences.snapshots ? { fence: fences.snapshots } : {}),
             signal,
           });
           return { account: account.name, snapshots };

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { CliExit, EXIT } from "../exit-codes.ts";
 import { requireDatabaseUrl } from "../../config/index.ts";
-import type { RunLockGroup } from "../../store/run-lock.ts";
+import type { RunLockGroup } from "../../store/run-lease.ts";
 import { withAccountRunLock } from "../account-run-lock.ts";
 import { withSyncContext } from "../sync-context.ts";
 import { assertComplete, formatRunSummary, type RunSummary } from "../sync-summary.ts";
@@ -32,11 +32,13 @@ export function registerSync(program: Command): void {
           databaseUrl: requireDatabaseUrl(config),
           account: account.name,
           groups,
+          leaseMs: config.database.runLeaseMs,
+          what: "sync --once",
           wait: opts.wait === true,
           logger,
           signal: stop,
         };
-        return withAccountRunLock(lock, async (signal) => {
+        return withAccountRunLock(lock, async (signal, fences) => {
           const [{ syncAccountBills }, { syncAccountSnapshots }] = await Promise.all([
             import("../../streams/bills/index.ts"),
             import("../../streams/snapshots/index.ts"),
@@ -51,6 +53,7 @@ export function registerSync(program: Command): void {
             lookbackMs: config.lookbackMs,
             exchangeLimits: config.exchange.limits,
             source: account.billsSource,
+            ...(fences.bills ? { fence: fences.bills } : {}),
             signal,
           });
           if (account.coinIds.length > 0) {
@@ -62,6 +65,7 @@ export function registerSync(program: Command): void {
               coinIds: account.coinIds,
               coinNames: config.coinNames,
               retentionDays: config.snapshotRetentionDays,
+              ...(fences.snapshots ? { fence: fences.snapshots } : {}),
               signal,
             });
           }

@@ -167,8 +167,16 @@ async function runRepair(
     onClose: gates.close,
   });
   try {
-    const lock = { databaseUrl: requireDatabaseUrl(config), account, groups: ["bills" as const], wait, logger };
-    return await withAccountRunLock(lock, (signal) =>
+    const lock = {
+      databaseUrl: requireDatabaseUrl(config),
+      account,
+      groups: ["bills" as const],
+      leaseMs: config.database.runLeaseMs,
+      what: "verify --repair",
+      wait,
+      logger,
+    };
+    return await withAccountRunLock(lock, (signal, fences) =>
       repairBreaks({
         db,
         client,
@@ -177,6 +185,7 @@ async function runRepair(
         continuity,
         exchangeLimits: config.exchange.limits,
         source: configured.billsSource,
+        ...(fences.bills ? { fence: fences.bills } : {}),
         signal,
       }),
     );

@@ -58,6 +58,7 @@ export async function processBackfillWindow(
         bookmark: { window: backfillCursorStream(fromMs, toMs) },
         source: rt.account.billsSource,
         exchangeLimits: ctx.config.exchange.limits,
+        fence: lease.fence,
         signal: lease.signal,
       }),
     );

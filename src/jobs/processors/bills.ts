@@ -10,7 +10,7 @@ import { settleWallet } from "../../verify/wallet.ts";
 import { readCursor } from "../../store/cursors.ts";
 import { BILLS_STREAM } from "../../streams/bills/bills-stream.ts";
 import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
-import { leaseAccount } from "../account-lease.ts";
+import { leaseAccount, type Lease } from "../account-lease.ts";
 import type { AccountRuntime, WorkerContext } from "../context.ts";
 import { healBreaks, settleHealing } from "../self-heal.ts";
 import type { JobData } from "../queues.ts";
@@ -38,6 +38,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
         exchangeLimits: ctx.config.exchange.limits,
         onLateness: (ms) => ctx.metrics.billLateness(rt.account.name, ms),
         source: rt.account.billsSource,
+        fence: lease.fence,
         signal: lease.signal,
       });
     // Far behind (a new account's history, a long outage): within the egress's catch-up share.
@@ -48,7 +49,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
     ctx.metrics.success(rt.account.name, "bills", new Date());
     // What the sync learnt of the exchange (and stored) is in its summary.
     ctx.metrics.exchangeFacts(rt.account.name, s.exchange);
-    const verified = await verifyAndHeal(ctx, rt, lease.signal);
+    const verified = await verifyAndHeal(ctx, rt, lease);
     // The verify counted the quarantine already; count here only when it could not run.
     ctx.metrics.quarantined(
       rt.account.name,
@@ -74,12 +75,12 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
  * The verify after the sync; where it finds continuity breaks, the windows around them are
  * re-fetched (self-heal.ts) and verified again, all under the account's lease.
  */
-async function verifyAndHeal(ctx: WorkerContext, rt: AccountRuntime, signal: AbortSignal) {
+async function verifyAndHeal(ctx: WorkerContext, rt: AccountRuntime, lease: Lease) {
   const account = rt.account.name;
   let v = await verifyAfterSync(ctx, account);
   const breaks = (c: CoinContinuity[]) => c.reduce((n, x) => n + x.breaks.length, 0);
   if (v.continuity && breaks(v.continuity) > 0) {
-    const attempt = await healBreaks(ctx, rt, v.continuity, signal);
+    const attempt = await healBreaks(ctx, rt, v.continuity, lease.signal, lease.fence);
     if (attempt.windows.length > 0) {
       v = await verifyAfterSync(ctx, account);
       const settled = await settleHealing(ctx, account, attempt, v.continuity ?? []);

@@ -37,6 +37,7 @@ export async function processResweep(ctx: WorkerContext, job: Job<JobData["bills
       bookmark: { none: RESWEEP_STREAM },
       source: rt.account.billsSource,
       exchangeLimits: ctx.config.exchange.limits,
+      fence: lease.fence,
       signal: lease.signal,
     });
     ctx.metrics.billsWritten(rt.account.name, s.inserted);

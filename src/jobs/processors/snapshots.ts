@@ -24,6 +24,7 @@ export async function processSnapshots(
       coinIds: rt.account.coinIds,
       coinNames: ctx.config.coinNames,
       retentionDays: ctx.config.snapshotRetentionDays,
+      fence: lease.fence,
       signal: lease.signal,
     });
     ctx.metrics.success(rt.account.name, "snapshots", new Date());

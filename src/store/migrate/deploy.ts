@@ -1,13 +1,15 @@
 // `ledger-sync migrate`: applies the pending migrations of prisma/migrations, each in its own
-// transaction, under Prisma's migration lock, recording them in `_prisma_migrations` as
-// `prisma migrate deploy` does. It refuses, naming them, failed or edited migrations.
+// transaction holding Prisma's migration lock (migrate-lock.ts: transaction-scoped, so safe
+// through a transaction-mode pooler), recording them in `_prisma_migrations` as `prisma migrate
+// deploy` does. It refuses, naming them, failed or edited migrations. Two at once apply each
+// migration once: each one is looked up again under the lock before it is applied.
 import { resolveOptions, type MigrateOptions } from "./options.ts";
-import { applyMigration } from "./apply-migration.ts";
+import { applyMigration, isApplied } from "./apply-migration.ts";
 import { withMigrationClient } from "./connection.ts";
 import { createHistoryTable, readHistory } from "./history-table.ts";
 import { describeProblems, planHistory } from "./history-plan.ts";
 import { readMigrationsDir } from "./migrations-dir.ts";
-import { withMigrateLock } from "./migrate-lock.ts";
+import { inMigrateTransaction } from "./migrate-lock.ts";
 
 export interface MigrateDeployResult {
   /** Names of the migrations this run applied, in order. */
@@ -20,27 +22,30 @@ export async function migrateDeploy(databaseUrl: string, options: MigrateOptions
   const { migrationsDir, log, lockTimeoutMs } = resolveOptions(options);
   const migrations = await readMigrationsDir(migrationsDir);
   log(`${migrations.length} migration${migrations.length === 1 ? "" : "s"} found in ${migrationsDir}`);
-  return withMigrationClient(databaseUrl, (client) =>
-    withMigrateLock(client, lockTimeoutMs, log, async () => {
-      await createHistoryTable(client);
-      const plan = planHistory(migrations, await readHistory(client));
-      const blocking = describeProblems({ ...plan, missingLocally: [] }, migrationsDir);
-      if (blocking.length > 0) {
-        throw new Error(`cannot deploy: ${blocking.join("; ")}. ${RESOLVE_HINT}`);
-      }
-      // A database migrated by a newer release: this one's migrations still apply.
-      for (const problem of describeProblems({ ...plan, failed: [], edited: [] }, migrationsDir)) log(problem);
-      for (const migration of plan.pending) {
+  return withMigrationClient(databaseUrl, async (client) => {
+    await inMigrateTransaction(client, lockTimeoutMs, log, () => createHistoryTable(client));
+    const plan = planHistory(migrations, await readHistory(client));
+    const blocking = describeProblems({ ...plan, missingLocally: [] }, migrationsDir);
+    if (blocking.length > 0) {
+      throw new Error(`cannot deploy: ${blocking.join("; ")}. ${RESOLVE_HINT}`);
+    }
+    // A database migrated by a newer release: this one's migrations still apply.
+    for (const problem of describeProblems({ ...plan, failed: [], edited: [] }, migrationsDir)) log(problem);
+    const applied: string[] = [];
+    for (const migration of plan.pending) {
+      const done = await inMigrateTransaction(client, lockTimeoutMs, log, async () => {
+        if (await isApplied(client, migration.name)) return false;
         await applyMigration(client, migration);
+        return true;
+      });
+      if (done) {
+        applied.push(migration.name);
         log(`applied migration ${migration.name}`);
-      }
-      if (plan.pending.length === 0) log("no pending migrations to apply");
-      return {
-        applied: plan.pending.map((migration) => migration.name),
-        alreadyApplied: migrations.length - plan.pending.length,
-      };
-    }),
-  );
+      } else log(`migration ${migration.name} was applied by another migrate meanwhile`);
+    }
+    if (plan.pending.length === 0) log("no pending migrations to apply");
+    return { applied, alreadyApplied: migrations.length - applied.length };
+  });
 }
 
 const RESOLVE_HINT =

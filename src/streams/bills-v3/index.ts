@@ -57,6 +57,7 @@ export async function syncAccountIncome(
           fetchPage: (q, signal) => fetchIncomePage(o.client, q, signal ?? o.signal),
           commit: (w) =>
             commitBillsWindow(o.db, {
+              ...(o.fence ? { fence: o.fence } : {}),
               accountName: o.accountName,
               stream: BILLS_STREAM,
               cursorStream,

@@ -6,6 +6,7 @@ import type { BillSource } from "../../config/accounts.ts";
 import type { ExchangeClient } from "../../exchange/http-client.ts";
 import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
 import type { Db } from "../../store/prisma.ts";
+import type { RunFence } from "../../store/run-lease.ts";
 import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
 
 export interface BillsAccountSync {
@@ -35,6 +36,8 @@ export interface BillsAccountSync {
   /** The endpoint to read: "v2" (bills, default) or "v3" (income, paged by a cursor: ../bills-v3). */
   source?: BillSource;
   signal?: AbortSignal;
+  /** The run's lease of the account's bills: every write checks it (store/run-lease.ts). */
+  fence?: RunFence;
 }
 
 /**

@@ -62,6 +62,7 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
           fetchPage: (q, signal) => fetchBillsPage(o.client, q, signal ?? o.signal),
           commitWindows: (w) =>
             commitBillsWindow(o.db, {
+              ...(o.fence ? { fence: o.fence } : {}),
               ...w,
               cursorMs: incrementalCursor(w.cursorMs),
               accountName: o.accountName,

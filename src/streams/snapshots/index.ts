@@ -7,6 +7,7 @@ import { readAccountEndpoint, recordAccountEndpoint } from "../../store/exchange
 import type { Db } from "../../store/prisma.ts";
 import { quarantineRecords } from "../../store/quarantine.ts";
 import { pruneSnapshotHistory } from "../../store/snapshot-retention.ts";
+import type { RunFence } from "../../store/run-lease.ts";
 import { commitSnapshot } from "../../store/snapshot-write.ts";
 import { recordRun } from "../../store/sync-runs.ts";
 import { AccountForms } from "./account-forms.ts";
@@ -26,6 +27,8 @@ export interface SnapshotsAccountSync {
   coinNames?: CoinNames;
   retentionDays: number | undefined;
   signal?: AbortSignal;
+  /** The run's lease of the account's snapshots: every write checks it (store/run-lease.ts). */
+  fence?: RunFence;
 }
 
 export function syncAccountSnapshots(o: SnapshotsAccountSync): Promise<SnapshotsSummary> {
@@ -57,7 +60,7 @@ export function syncAccountSnapshots(o: SnapshotsAccountSync): Promise<Snapshots
       });
       const summary = await syncSnapshots(o.accountName, o.coinIds, {
         fetchAccount: (coinId) => forms.fetch(coinId),
-        commitSnapshot: (write) => commitSnapshot(o.db, write),
+        commitSnapshot: (write) => commitSnapshot(o.db, o.fence ? { ...write, fence: o.fence } : write),
         quarantine: async (item) => {
           await quarantineRecords(o.db, o.accountName, SNAPSHOTS_STREAM, [item], item.context);
         },

@@ -1,6 +1,6 @@
-// Concurrent migrates serialise on Prisma's migration lock (advisory lock 72707369): every
-// migration is applied once, and a deploy waits for another holder, or gives up after its timeout
-// naming the lock.
+// Concurrent migrates serialise on Prisma's migration lock (advisory lock 72707369, taken per
+// transaction): every migration is applied once, and a deploy waits for another holder (Prisma's
+// CLI holds it per session), or gives up after its timeout naming the lock.
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { migrateDeploy } from "../../../src/store/migrate/index.ts";
@@ -22,7 +22,8 @@ describe("concurrent migrates", () => {
     const results = await Promise.all([1, 2, 3, 4].map(() => migrateDeploy(db.url)));
     const applied = results.flatMap((result) => result.applied);
     expect(applied.sort()).toEqual(names);
-    expect(results.filter((result) => result.applied.length > 0)).toHaveLength(1);
+    // Each migration by exactly one of them (they may share the work).
+    expect(new Set(applied).size).toBe(applied.length);
     expect((await historyRows(db.url)).map((row) => row.migration_name)).toEqual(names);
   });
 

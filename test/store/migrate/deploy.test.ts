@@ -57,6 +57,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "position_history",
       "positions_current",
       "quarantine",
+      "run_leases",
       "sync_runs",
       "sync_schedule",
       "sync_state",
