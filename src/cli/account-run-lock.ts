@@ -5,6 +5,7 @@ import type { Logger } from "../log/logger.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 import { acquireRunLease, type RunLock } from "../store/lease-keeper.ts";
 import { AccountBusyError, INTERRUPTED_RUNS_MESSAGE, type RunFence, type RunLockGroup } from "../store/run-lease.ts";
+import { pgPoolConfig } from "../store/pg-config.ts";
 
 export interface AccountRunLockOptions {
   databaseUrl: string;
@@ -33,7 +34,7 @@ export async function withAccountRunLock<T>(
 ): Promise<T> {
   let lock: RunLock;
   try {
-    lock = await acquireRunLease({ connectionString: o.databaseUrl }, o.account, o.groups, {
+    lock = await acquireRunLease(pgPoolConfig(o.databaseUrl), o.account, o.groups, {
       ttlMs: o.leaseMs,
       what: o.what,
       wait: o.wait,

@@ -1,6 +1,7 @@
 // The ledger-sync command line. Every failure ends as one line on stderr and a documented exit code.
 import { CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
+import { databaseTlsErrorIn } from "../store/pg-config.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 import { buildProgram, oneLine } from "./program.ts";
 
@@ -8,7 +9,9 @@ const program = buildProgram();
 
 try {
   await program.parseAsync(process.argv);
-} catch (err) {
+} catch (caught) {
+  // A DATABASE_URL whose TLS cannot work, however deep a library wrapped it: its one line, exit 2.
+  const err = databaseTlsErrorIn(caught) ?? caught;
   process.exitCode = exitCodeFor(err);
   if (!(err instanceof CommanderError)) process.stderr.write(`ledger-sync: ${oneLine(err)}\n`);
 }

@@ -8,6 +8,7 @@ import { registerConsole } from "./commands/console.ts";
 import { registerDemo } from "./commands/demo.ts";
 import { registerExport } from "./commands/export.ts";
 import { registerGrantReadonly } from "./commands/grant-readonly.ts";
+import { registerGrantRuntime } from "./commands/grant-runtime.ts";
 import { registerMigrate } from "./commands/migrate.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   registerStatement(program);
   registerClose(program);
   registerGrantReadonly(program);
+  registerGrantRuntime(program);
   registerExport(program);
   registerConsole(program);
   registerSandbox(program);

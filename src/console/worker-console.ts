@@ -1,5 +1,5 @@
 // The console inside the worker (CONSOLE_ENABLED=true): mounted under /console on the ops port, with
-// a connection pool of its own whose sessions are read-only (console-db.ts), so that the worker's
+// a connection pool of its own whose transactions are read-only (console-db.ts), so that the worker's
 // write access never reaches a console request. The ops port listens on every interface, so
 // consoleAccess refuses a worker console without CONSOLE_TOKEN (the worker checks it at start,
 // before anything connects).

@@ -5,8 +5,10 @@
 // finished batches in memory (docs/design/write-path.md); it also spends CPU serialising
 // parameters that pg sends as they are.
 import { PrismaPg } from "@prisma/adapter-pg";
+import type { SqlDriverAdapterFactory } from "@prisma/driver-adapter-utils";
 import pg from "pg";
 import { PrismaClient } from "./generated/client.ts";
+import { databaseTlsErrorIn, pgPoolConfig } from "./pg-config.ts";
 
 export type Db = PrismaClient;
 
@@ -18,6 +20,11 @@ export interface DbOptions {
    * lock session (lock-session.ts) is the one more (docs/design/connections.md).
    */
   poolMax?: number;
+  /**
+   * Wraps the driver adapter, so that every statement goes through the wrapper (the console's makes
+   * each one read-only: console/console-db.ts). Such a client has no directPool, which would bypass it.
+   */
+  adapter?: (base: PrismaPg) => SqlDriverAdapterFactory;
 }
 
 /** Every interactive transaction's limits: waiting for a pooled connection, and running. */
@@ -33,15 +40,14 @@ export function createDb(databaseUrl: string, o: DbOptions = {}): Db {
   const max = o.poolMax ?? 4;
   if (!Number.isInteger(max) || max < 1)
     throw new RangeError(`poolMax must be a whole number of at least 1, not ${max}`);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, application_name: POOL_APPLICATION_NAME });
+  // TLS as libpq does it (pg-config.ts); an application_name in the URL still wins, as before.
+  const pool = new pg.Pool({ application_name: POOL_APPLICATION_NAME, ...pgPoolConfig(databaseUrl), max });
   // Prisma ends the pool on $disconnect. Its interactive transactions wait for a connection as
   // queries do: Prisma's own defaults (2 s to start, 5 s in all) fail them whenever the pool is
   // busy with other jobs, which at fleet size is most of the time.
-  const db = new PrismaClient({
-    adapter: new PrismaPg(pool, { disposeExternalPool: true }),
-    transactionOptions: TRANSACTION_OPTIONS,
-  });
-  pools.set(db, pool);
+  const base = new PrismaPg(pool, { disposeExternalPool: true });
+  const db = new PrismaClient({ adapter: o.adapter ? o.adapter(base) : base, transactionOptions: TRANSACTION_OPTIONS });
+  if (!o.adapter) pools.set(db, pool);
   return db;
 }
 
@@ -83,6 +89,8 @@ const CONNECTION_LOST_MESSAGE = new RegExp(
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
+  // A certificate that does not verify (or a server without TLS) is a wrong URL: waiting never heals it.
+  if (databaseTlsErrorIn(err)) return false;
   const e = err as Error & {
     code?: unknown;
     meta?: { driverAdapterError?: { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } } };

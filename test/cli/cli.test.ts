@@ -17,6 +17,7 @@ describe("ledger-sync command line", () => {
       "status",
       "verify",
       "grant-readonly",
+      "grant-runtime",
       "sandbox",
       "demo",
     ])
@@ -32,6 +33,7 @@ describe("ledger-sync command line", () => {
     ["status"],
     ["verify"],
     ["grant-readonly"],
+    ["grant-runtime"],
     ["sandbox"],
     ["demo"],
   ])("shows help for %s", async (command) => {

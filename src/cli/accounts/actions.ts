@@ -25,6 +25,7 @@ import { purgeAccountBooks, type PurgeResult } from "../../store/accounts/purge.
 import { acquireRunLease } from "../../store/lease-keeper.ts";
 import { readImportFile, ImportError } from "./import-file.ts";
 import { proofCoin, proveKey } from "./prove-key.ts";
+import { pgPoolConfig } from "../../store/pg-config.ts";
 
 export interface ActionContext {
   config: Config;
@@ -137,7 +138,7 @@ export async function removeAccount(
     o.say(`account ${name} unregistered; waiting ${WORKERS_LET_GO_MS / 1000} s for workers to let go of it`);
     await sleep(WORKERS_LET_GO_MS, c.signal);
   }
-  const lock = await acquireRunLease({ connectionString: o.databaseUrl }, name, ["bills", "snapshots"], {
+  const lock = await acquireRunLease(pgPoolConfig(o.databaseUrl), name, ["bills", "snapshots"], {
     ttlMs: c.config.database.runLeaseMs,
     what: "accounts remove",
     wait: true,
