@@ -1,7 +1,9 @@
 // Runs a planned backfill through the queue: the windows are enqueued for the workers, and this
 // process watches their progress in the database.
-import { Redis } from "ioredis";
-import { BackfillQueue } from "../jobs/backfill-queue.ts";
+import { openRedis, redisReady } from "../config/redis-connection.ts";
+import { requireNoEviction } from "../config/redis-policy.ts";
+import { BackfillQueue, BACKFILL_RETRY } from "../jobs/backfill-queue.ts";
+import { bullmqOptions } from "../jobs/queues.ts";
 import { isRedisUnavailable } from "../jobs/redis-errors.ts";
 import { OutageLog } from "../log/outage-log.ts";
 import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
@@ -20,14 +22,25 @@ export async function runQueued({
   plans,
   redisUrl,
 }: RunArgs & { redisUrl: string }): Promise<BackfillOutcome> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queue = new BackfillQueue(redis, config.worker.queuePrefix);
-  const db = createDb(databaseUrl);
+  const redis = openRedis(config, { url: redisUrl, maxRetriesPerRequest: null });
   const redisOutage = new OutageLog(logger, "redis", { probe: () => redis.ping() });
-  const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
   const onRedisError = (err: Error) =>
     isRedisUnavailable(err) ? redisOutage.failed(err) : logger.warn({ err: err.message }, "redis error");
-  redis.on("error", onRedisError);
+  // Before the queue is used: a certificate that does not verify, or a Redis that would evict the
+  // windows' jobs, ends the command with its one line (config/redis-policy.ts).
+  let eviction;
+  try {
+    await redisReady(redis, redisUrl, config, onRedisError);
+    redis.on("error", onRedisError);
+    eviction = await requireNoEviction(redis, redisUrl, config, logger);
+  } catch (err) {
+    redisOutage.close();
+    redis.disconnect();
+    throw err;
+  }
+  const queue = new BackfillQueue(redis, config.worker.queuePrefix, BACKFILL_RETRY, bullmqOptions(eviction));
+  const db = createDb(databaseUrl);
+  const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
   queue.onError(onRedisError);
   const reporter = new ProgressReporter("backfill");
   const stopped = new AbortController();

@@ -86,9 +86,25 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
   REDIS_URL: {
     default: "(required for `worker` and queued `backfill`)",
     meaning:
-      "Redis URL, `redis://host:port`. A command that calls the exchange shares the weight budgets kept there " +
-      "when it answers",
+      "Redis URL, `redis://host:port` (`rediss://` for TLS). A command that calls the exchange shares the weight " +
+      "budgets kept there when it answers. Its `maxmemory-policy` must be `noeviction`",
     readBy: [...CALLS_EXCHANGE, "status", "demo"],
+  },
+  REDIS_TLS_CA_FILE: {
+    default: "(Node's default CAs)",
+    meaning:
+      "With a `rediss://` REDIS_URL: the PEM file of the CA(s) the server's certificate must verify against " +
+      "(a managed Redis's or your own CA). The certificate is always verified; set with a `redis://` URL it is " +
+      "refused. See [Redis as rented](design/redis-as-rented.md)",
+    readBy: [...CALLS_EXCHANGE, "status", "demo"],
+  },
+  REDIS_ACCEPT_EVICTION_POLICY: {
+    default: "(unset: any `maxmemory-policy` but `noeviction` is refused at start)",
+    meaning:
+      "Runs on a Redis whose `maxmemory-policy` is this one (e.g. `volatile-lru`), or `unknown` where it " +
+      "cannot be read, with a warning instead of refusing: an evicted key is a lost job, job lock or weight " +
+      "budget window. Set `noeviction` instead where you can. See [Redis as rented](design/redis-as-rented.md)",
+    readBy: [...CALLS_EXCHANGE, "demo"],
   },
   EXCHANGE_BASE_URL: {
     default: "`https://api-contract.weex.com`",

@@ -31,6 +31,14 @@ export const BILLS_SOURCES = ["v2", "v3"] as const;
 export const envSchema = z.object({
   DATABASE_URL: postgresUrl,
   REDIS_URL: redisUrl,
+  // The PEM bundle of the CA(s) a rediss:// server's certificate is verified against (unset: Node's).
+  REDIS_TLS_CA_FILE: optionalText,
+  // Runs on a Redis whose maxmemory-policy is this one (or `unknown`: not readable) instead of
+  // refusing it at start: an evicted key is a lost job, job lock or budget window.
+  REDIS_ACCEPT_EVICTION_POLICY: optionalText.refine(
+    (v) => v === undefined || /^[a-z][a-z-]{0,39}$/.test(v),
+    "must be the name of a maxmemory-policy (e.g. volatile-lru) or unknown",
+  ),
   EXCHANGE_BASE_URL: exchangeBaseUrl,
   EXCHANGE_API_KEY: credential,
   EXCHANGE_API_SECRET: credential,

@@ -18,6 +18,12 @@ export interface ExchangeCredentials {
 export interface Config {
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
+  redis: {
+    /** REDIS_TLS_CA_FILE: the CA bundle a rediss:// server is verified against (undefined: Node's CAs). */
+    tlsCaFile: string | undefined;
+    /** REDIS_ACCEPT_EVICTION_POLICY: a maxmemory-policy other than noeviction run on knowingly, or "unknown". */
+    acceptEvictionPolicy: string | undefined;
+  };
   accountName: string;
   coinIds: string[];
   /** Coin id -> coin name (COIN_NAMES), for verify's collateral cross-checks. */
@@ -104,10 +110,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   checkMasterKeys(env);
+  // A CA file only verifies a TLS connection: with a plain redis:// URL it would be silently unused.
+  if (e.REDIS_TLS_CA_FILE !== undefined && e.REDIS_URL?.startsWith("redis://"))
+    throw new ConfigError(
+      "REDIS_TLS_CA_FILE is set but REDIS_URL is redis:// (no TLS): use rediss:// to connect with TLS, " +
+        "or unset REDIS_TLS_CA_FILE",
+    );
   const creds = [e.EXCHANGE_API_KEY, e.EXCHANGE_API_SECRET, e.EXCHANGE_API_PASSPHRASE];
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redis: { tlsCaFile: e.REDIS_TLS_CA_FILE, acceptEvictionPolicy: e.REDIS_ACCEPT_EVICTION_POLICY },
     accountName: e.ACCOUNT_NAME,
     coinIds: e.SYNC_COIN_IDS,
     coinNames: e.COIN_NAMES,

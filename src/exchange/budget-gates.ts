@@ -3,8 +3,10 @@
 // budget per account, and learns the same allowance from 429s: a command run while the worker
 // works, or started after one was killed, sees what they spent. Without Redis the budgets are this
 // process's alone, one gate for every account (they share this process's IP).
-import { Redis } from "ioredis";
-import { ipWeightSpent, type Config } from "../config/index.ts";
+import type { Redis } from "ioredis";
+import { ConfigError, ipWeightSpent, type Config } from "../config/index.ts";
+import { openRedis, redisTlsError } from "../config/redis-connection.ts";
+import { requireNoEviction } from "../config/redis-policy.ts";
 import type { Logger } from "../log/logger.ts";
 import { localWeightGate } from "./client-from-config.ts";
 import { CatchUpShareGate } from "./catch-up-share.ts";
@@ -75,18 +77,29 @@ export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): 
 /**
  * The gates of a one-shot command: in Redis when REDIS_URL is set and answers, else in-process.
  * An unreachable Redis is a warning, not a failure: the command keeps to the configured budget,
- * and 429s from what it cannot see are back-pressure (http-client.ts).
+ * and 429s from what it cannot see are back-pressure (http-client.ts). A Redis that answers but
+ * would evict the budgets, or whose certificate does not verify, is refused (a ConfigError).
  */
 export async function commandBudgetGates(config: Config, logger: Logger): Promise<BudgetGates> {
   if (config.redisUrl) {
-    const redis = new Redis(config.redisUrl, {
+    const url = config.redisUrl;
+    const redis = openRedis(config, {
+      url,
       lazyConnect: true,
       maxRetriesPerRequest: 1,
       connectTimeout: CONNECT_TIMEOUT_MS,
     });
-    redis.on("error", () => undefined); // reported below, or by the bookkeeping warnings
+    // Reported below, or by the bookkeeping warnings. connect() rejects with "Connection is
+    // closed": a TLS failure is known only from its error event.
+    let tlsFailure: Error | undefined;
+    redis.on("error", (err) => (tlsFailure ??= redisTlsError(err, url, config)));
     try {
-      await redis.connect();
+      try {
+        await redis.connect();
+      } catch (err) {
+        throw tlsFailure ?? err;
+      }
+      await requireNoEviction(redis, url, config, logger);
       const gates = redisBudgetGates(config, redis, logger);
       return {
         forAccount: gates.forAccount,
@@ -97,6 +110,7 @@ export async function commandBudgetGates(config: Config, logger: Logger): Promis
       };
     } catch (err) {
       redis.disconnect();
+      if (err instanceof ConfigError) throw err;
       logger.warn(
         { err: (err as Error).message },
         "REDIS_URL does not answer: this command keeps its weight budget to itself",

@@ -3,7 +3,7 @@
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { BackfillWindow } from "./backfill-plan.ts";
-import { QUEUE_STREAMS, type JobData } from "./queues.ts";
+import { QUEUE_STREAMS, type BullmqOptions, type JobData } from "./queues.ts";
 
 export interface RetryPolicy {
   attempts: number;
@@ -20,8 +20,14 @@ export class BackfillQueue {
     redis: Redis,
     prefix: string,
     private readonly retry: RetryPolicy = BACKFILL_RETRY,
+    bullmq: BullmqOptions = { skipVersionCheck: false },
   ) {
-    this.queue = new Queue<JobData["backfill"]>("backfill", { connection: redis, prefix, streams: QUEUE_STREAMS });
+    this.queue = new Queue<JobData["backfill"]>("backfill", {
+      connection: redis,
+      prefix,
+      streams: QUEUE_STREAMS,
+      ...bullmq,
+    });
   }
 
   /** Errors of the queue's Redis connections (without a listener, BullMQ prints each one). */

@@ -15,7 +15,9 @@ export async function failedJobsByAccount(
 ): Promise<Record<string, FailedJobs>> {
   const out: Record<string, FailedJobs> = {};
   for (const name of QUEUE_NAMES) {
-    const queue = new Queue(name, { connection: redis, prefix, streams: QUEUE_STREAMS });
+    // Reads only, with no script that depends on the server's version: BullMQ's version check is
+    // skipped, and with it its "IMPORTANT! Eviction policy" line outside `status`'s own output.
+    const queue = new Queue(name, { connection: redis, prefix, streams: QUEUE_STREAMS, skipVersionCheck: true });
     try {
       for (const job of await queue.getFailed(0, limit - 1)) {
         const account = String((job.data as { account?: unknown }).account ?? "?");

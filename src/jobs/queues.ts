@@ -1,6 +1,7 @@
 // The queues, one per kind of work, and the data each job carries. BullMQ wiring only: jobs call
 // the streams; nothing below src/jobs knows about BullMQ.
 import { Queue, type ConnectionOptions } from "bullmq";
+import type { EvictionPolicy } from "../config/redis-policy.ts";
 
 export const QUEUE_NAMES = ["bills", "snapshots", "backfill"] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
@@ -32,11 +33,32 @@ export const QUEUE_STREAMS = { events: { maxLen: EVENTS_MAX_LEN } };
 
 export type Queues = { [Q in QueueName]: Queue<JobData[Q]> };
 
-export function createQueues(connection: ConnectionOptions, prefix: string): Queues {
+/** BullMQ options every Queue and Worker of a process takes, from its start check of Redis. */
+export interface BullmqOptions {
+  skipVersionCheck: boolean;
+}
+
+/**
+ * BullMQ reads INFO as each of its connections opens and prints "IMPORTANT! Eviction policy is ..."
+ * with console.warn, outside the JSON log, for any policy but noeviction. Where the start check
+ * (config/redis-policy.ts) let another policy through knowingly, and logged that as a warning,
+ * BullMQ's version check is skipped so the line is never printed; BullMQ then assumes Redis 5
+ * (blocking timeouts in whole seconds, older scripts that still work).
+ */
+export function bullmqOptions(eviction: EvictionPolicy): BullmqOptions {
+  return { skipVersionCheck: eviction.policy !== "noeviction" };
+}
+
+export function createQueues(
+  connection: ConnectionOptions,
+  prefix: string,
+  options: BullmqOptions = { skipVersionCheck: false },
+): Queues {
   const make = <Q extends QueueName>(name: Q) =>
     new Queue<JobData[Q]>(name, {
       connection,
       prefix,
+      ...options,
       // Redis holds work in flight, not history: every run is recorded in sync_runs (PostgreSQL),
       // so a completed job is kept only briefly, for a look with BullMQ's own tools, and the event
       // stream (read by nothing of ours) is trimmed short. At 1,000 accounts BullMQ's defaults

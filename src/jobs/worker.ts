@@ -7,14 +7,15 @@
 // the cursor), then close workers, Redis, the HTTP server and Prisma, in that order.
 import { setMaxListeners } from "node:events";
 import { Worker, type Job } from "bullmq";
-import { Redis } from "ioredis";
 import { loadAccounts, type AccountConfig } from "../config/accounts.ts";
 import { requireDatabaseUrl, requireRedisUrl, type Config } from "../config/index.ts";
+import { openRedis, redisReady, redisTarget, redisTlsError } from "../config/redis-connection.ts";
+import { requireNoEviction, type EvictionPolicyCheck } from "../config/redis-policy.ts";
 import { consoleAccess, type ConsoleAccess } from "../console/access.ts";
 import { openWorkerConsole } from "../console/worker-console.ts";
 import type { Logger } from "../log/logger.ts";
 import { OutageLog } from "../log/outage-log.ts";
-import { checkHealth, postgresLastSuccess, postgresPing, redisPing } from "../ops/health.ts";
+import { checkHealth, postgresLastSuccess, postgresPing, redisPing, redisWriteProbe } from "../ops/health.ts";
 import { OPS_DEFAULT_HOST, startOpsServer } from "../ops/http-server.ts";
 import { refreshFleetGauges } from "../ops/fleet-gauges.ts";
 import { createMetrics } from "../ops/metrics.ts";
@@ -30,7 +31,7 @@ import { processBills } from "./processors/bills.ts";
 import { processCrossCheck } from "./processors/cross-check.ts";
 import { processResweep } from "./processors/resweep.ts";
 import { processSnapshots } from "./processors/snapshots.ts";
-import { closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
+import { bullmqOptions, closeQueues, createQueues, QUEUE_NAMES, type JobData, type QueueName } from "./queues.ts";
 import { isRedisUnavailable } from "./redis-errors.ts";
 import { workerSignals } from "./worker-signals.ts";
 import {
@@ -40,6 +41,7 @@ import {
   wantedWork,
   type SchedulerIntervals,
 } from "./schedulers.ts";
+import { pgPoolConfig } from "../store/pg-config.ts";
 
 export interface RunningWorker {
   /** Resolves when the worker has shut down (after a signal or stop()). */
@@ -88,10 +90,10 @@ async function boot(
   const startedAt = new Date();
 
   // BullMQ needs maxRetriesPerRequest: null; the same connection serves locks and weight budgets.
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const redis = openRedis(config, { url: redisUrl, maxRetriesPerRequest: null });
   // Health pings get their own client: BullMQ's (maxRetriesPerRequest: null) would queue a ping
   // forever while Redis is down instead of failing it.
-  const healthRedis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const healthRedis = openRedis(config, { url: redisUrl, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   healthRedis.on("error", () => undefined);
   // DATABASE_POOL_MAX connections in all: the pool's, and one the run-lease keeper opens only to
   // take, renew or free leases. Jobs wait for a pool connection rather than opening more
@@ -104,31 +106,36 @@ async function boot(
   const redisOutage = new OutageLog(logger, "redis", { probe: () => healthRedis.ping() });
   const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
   // The jobs' account run leases: rows renewed together, no connection held for them.
-  const leases = createLeaseKeeper(
-    { connectionString: databaseUrl },
-    {
-      ttlMs: config.database.runLeaseMs,
-      what: "worker",
-      onLost: (account, group, err) =>
-        logger.warn({ account, group, err: err.message }, "run lease lost: the job writing the account stops"),
-      // PostgreSQL going away is the outage log's to report (once); anything else is a warning here.
-      onRenewError: (err) => {
-        if (isDatabaseUnavailable(err)) postgresOutage.failed(err);
-        else logger.warn({ err: err instanceof Error ? err.message : String(err) }, "could not renew run leases");
-      },
+  const leases = createLeaseKeeper(pgPoolConfig(databaseUrl), {
+    ttlMs: config.database.runLeaseMs,
+    what: "worker",
+    onLost: (account, group, err) =>
+      logger.warn({ account, group, err: err.message }, "run lease lost: the job writing the account stops"),
+    // PostgreSQL going away is the outage log's to report (once); anything else is a warning here.
+    onRenewError: (err) => {
+      if (isDatabaseUnavailable(err)) postgresOutage.failed(err);
+      else logger.warn({ err: err instanceof Error ? err.message : String(err) }, "could not renew run leases");
     },
-  );
+  });
   const outageOf = (err: unknown) =>
     isDatabaseUnavailable(err) ? postgresOutage : isRedisUnavailable(err) ? redisOutage : undefined;
   const onRedisError = (source: Record<string, string>) => (err: Error) => {
-    if (isRedisUnavailable(err)) redisOutage.failed(err);
+    // A certificate that stopped verifying (rotated, expired) is an outage too, reported by its line.
+    const tls = redisTlsError(err, redisUrl, config);
+    if (tls) redisOutage.failed(tls);
+    else if (isRedisUnavailable(err)) redisOutage.failed(err);
     else logger.warn({ ...source, err: err.message }, "redis error");
   };
-  redis.on("error", onRedisError({ connection: "main" }));
   const metrics = createMetrics();
   // A configuration error here (a wrong master key, a name in two places) ends the boot: exit 2.
+  // So does, before any queue is used, a Redis certificate that does not verify or a Redis that
+  // would evict keys (config/redis-policy.ts).
   let directory: Awaited<ReturnType<typeof loadAccountDirectory>>;
+  let eviction: EvictionPolicyCheck;
   try {
+    await redisReady(redis, redisUrl, config, onRedisError({ connection: "main" }));
+    redis.on("error", onRedisError({ connection: "main" }));
+    eviction = await requireNoEviction(redis, redisUrl, config, logger);
     directory = await loadAccountDirectory(config, db);
   } catch (err) {
     await Promise.allSettled([leases.close(), db.$disconnect()]);
@@ -154,7 +161,7 @@ async function boot(
     forceStop: forceStop.signal,
   };
 
-  const queues = createQueues(redis, prefix);
+  const queues = createQueues(redis, prefix, bullmqOptions(eviction));
   for (const q of Object.values(queues)) q.on("error", onRedisError({ queue: q.name }));
   const legacy = await removeLegacySchedulers(queues);
   if (legacy.length > 0)
@@ -187,6 +194,7 @@ async function boot(
         {
           connection: redis,
           prefix,
+          ...bullmqOptions(eviction),
           // Jobs of different accounts run side by side, up to WORKER_CONCURRENCY; one account's
           // bills never do (its lock). The rest wait in the queue, stalest first.
           concurrency: config.worker.concurrency,
@@ -206,6 +214,12 @@ async function boot(
     });
   }
 
+  // Redis out of memory answers pings but refuses every write: /healthz and ledger_sync_redis_writable
+  // see it by a tiny write of this process's own key, which expires. Nothing to reset when memory is
+  // freed: BullMQ, the tick and the budgets retry their writes as they would after an outage.
+  const redisWrite = redisWriteProbe(healthRedis, `${prefix}:health:${config.worker.egressId}:${process.pid}`, (ok) =>
+    metrics.redisWritable(redisTarget(redisUrl), ok),
+  );
   const workerConsole = consoleRule && openWorkerConsole(databaseUrl, consoleRule, logger, consoleConnections);
   const ops = await startOpsServer({
     port: config.worker.metricsPort,
@@ -229,11 +243,16 @@ async function boot(
         if (outage) outage.failed(err as Error);
         else logger.warn({ err: (err as Error).message }, "could not read the fleet's health for /metrics");
       });
-      await Promise.all([metrics.refreshQueueDepths(Object.values(queues)), fleet]);
+      await Promise.all([
+        metrics.refreshQueueDepths(Object.values(queues)),
+        fleet,
+        redisWrite().catch(() => undefined), // its gauge says how it went
+      ]);
     },
     health: () =>
       checkHealth({
         redisPing: redisPing(healthRedis),
+        redisWrite,
         postgresPing: postgresPing((sql) => db.$queryRawUnsafe(sql)),
         lastSuccess: () =>
           postgresLastSuccess(

@@ -1,6 +1,7 @@
-// Health of the worker for /healthz: Redis and PostgreSQL reachable, and every stream of every
-// account synced recently. Each probe has a timeout, so a hung dependency is reported as failing
-// instead of hanging the health check (and the orchestrator's probe) with it.
+// Health of the worker for /healthz: Redis and PostgreSQL reachable, Redis accepting writes (not
+// out of memory), and every stream of every account synced recently. Each probe has a timeout, so
+// a hung dependency is reported as failing instead of hanging the health check (and the
+// orchestrator's probe) with it.
 
 export interface HealthCheck {
   name: string;
@@ -22,6 +23,8 @@ export interface LastSuccess {
 
 export interface HealthDeps {
   redisPing: () => Promise<void>;
+  /** A write to Redis (redisWriteProbe): fails while Redis refuses writes, e.g. out of memory. */
+  redisWrite?: () => Promise<void>;
   postgresPing: () => Promise<void>;
   lastSuccess: () => Promise<LastSuccess[]>;
   /** A stream whose last success is older than this fails its check. */
@@ -103,10 +106,33 @@ function streamCheck(s: LastSuccess, now: Date, startedAt: Date, maxAgeMs: numbe
   };
 }
 
+/** Redis's refusal of a write for want of memory: "OOM command not allowed when used memory > 'maxmemory'". */
+export function isRedisOom(err: unknown): boolean {
+  return err instanceof Error && /^OOM /.test(err.message);
+}
+
+/** The redis-memory check: a Redis out of memory is named as such, with what to do. */
+async function redisWriteCheck(ms: number, fn: () => Promise<void>): Promise<HealthCheck> {
+  const name = "redis-memory";
+  try {
+    await withTimeout(name, ms, fn);
+    return { name, ok: true, detail: "writes accepted" };
+  } catch (err) {
+    return {
+      name,
+      ok: false,
+      detail: isRedisOom(err)
+        ? `Redis OOM: out of memory, it refuses writes (${describe(err)}); free memory or raise maxmemory`
+        : `a write was not accepted: ${describe(err)}`,
+    };
+  }
+}
+
 export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   const ms = deps.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
-  const [redis, postgres, sync] = await Promise.all([
+  const [redis, redisWrite, postgres, sync] = await Promise.all([
     probe("redis", ms, deps.redisPing),
+    deps.redisWrite ? redisWriteCheck(ms, deps.redisWrite) : undefined,
     probe("postgres", ms, deps.postgresPing),
     withTimeout("reading last successes", ms, deps.lastSuccess).then(
       (rows) => {
@@ -118,7 +144,7 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
       ],
     ),
   ]);
-  const checks = [redis, postgres, ...sync];
+  const checks = [redis, ...(redisWrite ? [redisWrite] : []), postgres, ...sync];
   return { ok: checks.every((c) => c.ok), checks };
 }
 
@@ -170,5 +196,32 @@ export function postgresPing(query: RawQuery): () => Promise<void> {
 export function redisPing(client: { ping(): Promise<unknown> }): () => Promise<void> {
   return async () => {
     await client.ping();
+  };
+}
+
+/** What redisWriteProbe needs of an ioredis client. */
+export interface RedisSetter {
+  set(key: string, value: string, px: "PX", ms: number): Promise<unknown>;
+}
+
+/**
+ * A tiny SET with an expiry on `key` (this process's own). A ping is answered by a Redis out of
+ * memory under noeviction; a write is refused ("OOM command not allowed"), as every job's and
+ * budget's would be. `onResult` hears true when the write was accepted, false when Redis answered
+ * with a refusal, and undefined when Redis did not answer (unreachable: its own check says so).
+ */
+export function redisWriteProbe(
+  client: RedisSetter,
+  key: string,
+  onResult: (writable: boolean | undefined) => void = () => undefined,
+): () => Promise<void> {
+  return async () => {
+    try {
+      await client.set(key, String(process.pid), "PX", 60_000);
+      onResult(true);
+    } catch (err) {
+      onResult(err instanceof Error && err.name === "ReplyError" ? false : undefined);
+      throw err;
+    }
   };
 }

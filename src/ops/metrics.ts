@@ -111,6 +111,7 @@ export class Metrics {
   private readonly verifyFailures: Gauge<"account" | "check">;
   private readonly verifyLastRun: Gauge<"account">;
   private readonly exchangeFact: Gauge<"account" | "fact">;
+  private readonly redisWritableGauge: Gauge<"server">;
   /** The fleet's gauges (fleet-metrics.ts), on this registry. */
   private readonly fleetGauges: FleetGauges;
   /** Stream labels used so far: forgetAccount removes (account, stream) series by their full labels. */
@@ -262,6 +263,14 @@ export class Metrics {
       labelNames: ["account", "fact"],
       registers,
     });
+    this.redisWritableGauge = new Gauge({
+      name: `${p}redis_writable`,
+      help:
+        "1 when Redis accepted the worker's last health write, 0 when it refused it (out of memory: OOM command " +
+        "not allowed; or a read-only replica). Absent when Redis did not answer. server: its host:port.",
+      labelNames: ["server"],
+      registers,
+    });
   }
 
   /** New bills inserted (0 is fine: it makes the series exist). */
@@ -365,6 +374,15 @@ export class Metrics {
 
   quarantined(account: string, n: number): void {
     this.quarantinedRecords.set({ account }, n);
+  }
+
+  /**
+   * The last Redis write probe (health.ts redisWriteProbe) of `server` (host:port, never the URL):
+   * accepted, refused, or no answer (the series goes absent: Redis being down is alerted otherwise).
+   */
+  redisWritable(server: string, writable: boolean | undefined): void {
+    if (writable === undefined) this.redisWritableGauge.remove({ server });
+    else this.redisWritableGauge.set({ server }, writable ? 1 : 0);
   }
 
   /** The fleet gauges, read from PostgreSQL at scrape time (fleet-gauges.ts). */

@@ -113,6 +113,7 @@ describe("worker processes", () => {
       expect(health.status).toBe(200);
       expect(((await health.json()) as { checks: { name: string }[] }).checks.map((c) => c.name)).toEqual([
         "redis",
+        "redis-memory",
         "postgres",
         "sync:acct0/bills",
         "sync:acct1/bills",

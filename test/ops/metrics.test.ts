@@ -56,6 +56,9 @@ describe("/metrics", () => {
     metrics.jobFinished("sync", "bills", "completed", 1.5);
     metrics.jobFinished("sync", "bills", "failed", 0.7);
     metrics.queueDepth("sync", "delayed", 4);
+    metrics.redisWritable("redis:6379", false);
+    metrics.redisWritable("gone:6379", true);
+    metrics.redisWritable("gone:6379", undefined);
     metrics.quarantined("main", 3);
     metrics.closedPeriodsChanged("main", 1);
     metrics.verified("main", { "balance-continuity": 2, quarantine: 0 }, new Date("2026-01-02T03:04:06.000Z"));
@@ -125,6 +128,9 @@ describe("/metrics", () => {
     ).toBe(1);
 
     expect(value(samples, `${p}queue_jobs`, { queue: "sync", state: "delayed" })).toBe(4);
+    // 0: refused (out of memory); a Redis that did not answer has no series.
+    expect(value(samples, `${p}redis_writable`, { server: "redis:6379" })).toBe(0);
+    expect(find(samples, `${p}redis_writable`, { server: "gone:6379" })).toEqual([]);
     expect(value(samples, `${p}quarantined_records`, { account: "main" })).toBe(3);
     expect(value(samples, `${p}closed_periods_changed`, { account: "main" })).toBe(1);
     expect(value(samples, `${p}verify_failures`, { account: "main", check: "balance-continuity" })).toBe(2);
@@ -166,6 +172,7 @@ describe("/metrics", () => {
       [`${p}breaks_open`]: "gauge",
       [`${p}closed_periods_changed`]: "gauge",
       [`${p}queue_jobs`]: "gauge",
+      [`${p}redis_writable`]: "gauge",
       [`${p}quarantined_records`]: "gauge",
       [`${p}verify_failures`]: "gauge",
       [`${p}verify_last_run_timestamp_seconds`]: "gauge",

@@ -6,7 +6,7 @@
 // the worker's last verify; what was learnt of the exchange; the last cross-check. A fixed number
 // of queries whatever the number of accounts (docs/design/fleet-views.md).
 import { InvalidArgumentError, type Command } from "commander";
-import { loadConfig, requireDatabaseUrl } from "../../config/index.ts";
+import { loadConfig, requireDatabaseUrl, type Config } from "../../config/index.ts";
 import type { FleetAccount, FleetState } from "../../store/accounts/overview.ts";
 import type { StoredExchangeFacts } from "../../store/exchange-profiles.ts";
 
@@ -87,7 +87,9 @@ export function registerStatus(program: Command): void {
       const db = createDb(requireDatabaseUrl(config));
       try {
         // Failed jobs first: they make an account failing, which places it in the order.
-        const failed = config.redisUrl ? await readFailedJobs(config.redisUrl, config.worker.queuePrefix) : undefined;
+        const failed = config.redisUrl
+          ? await readFailedJobs(config, config.redisUrl, config.worker.queuePrefix)
+          : undefined;
         const now = Date.now();
         const fleet = await readFleet(db, {
           ...(o.account === undefined ? {} : { search: o.account }),
@@ -236,12 +238,12 @@ export function registerStatus(program: Command): void {
     });
 }
 
-async function readFailedJobs(redisUrl: string, prefix: string): Promise<FailedJobs> {
-  const [{ Redis }, { failedJobsByAccount }] = await Promise.all([
-    import("ioredis"),
+async function readFailedJobs(config: Config, redisUrl: string, prefix: string): Promise<FailedJobs> {
+  const [{ openRedis }, { failedJobsByAccount }] = await Promise.all([
+    import("../../config/redis-connection.ts"),
     import("../../jobs/failed-jobs.ts"),
   ]);
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const redis = openRedis(config, { url: redisUrl, maxRetriesPerRequest: 1 });
   try {
     return await failedJobsByAccount(redis, prefix);
   } finally {
