@@ -95,8 +95,8 @@ export const envSchema = z.object({
   // `accounts rekey` only: the master key every account is re-wrapped under.
   LEDGER_SYNC_NEW_MASTER_KEY: optionalText,
   LEDGER_SYNC_NEW_MASTER_KEY_FILE: optionalText,
-  // PostgreSQL connections one process opens at most: a pool of this minus one, and one session
-  // that holds every account run lock of the process (docs/design/connections.md).
+  // PostgreSQL connections one process opens at most: a pool of this minus one, and one the run
+  // leases use only to take, renew or free them (docs/design/connections.md).
   DATABASE_POOL_MAX: wholeNumber(10, 2),
   // An account's run lease: renewed every third of it; a holder gone unseen frees it after this long.
   RUN_LEASE_MS: wholeNumber(30_000, 3_000),

@@ -8,7 +8,7 @@ import type { Db } from "./prisma.ts";
 export const SCHEDULE_KINDS = ["bills", "snapshots", "resweep", "cross-check"] as const;
 export type ScheduleKind = (typeof SCHEDULE_KINDS)[number];
 
-/** The advisory lock of the tick: 0x4c53 "LS", then 0x0010 (the run locks are 0x0001 and 0x0002). */
+/** The advisory lock of the tick (per transaction): 0x4c53 "LS", then 0x0010. */
 const TICK_LOCK = 0x4c530010;
 
 export interface Wanted {

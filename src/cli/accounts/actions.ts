@@ -118,7 +118,7 @@ const WORKERS_LET_GO_MS = 11_000;
 
 /**
  * Unregisters the account (workers stop it within ACCOUNTS_REFRESH_MS); with `deleteBooks`, then
- * waits for every worker to have let go of it, takes its run locks and deletes its books. A name no
+ * waits for every worker to have let go of it, takes its run leases and deletes its books. A name no
  * longer registered may still have its books deleted (a purge interrupted after the first step).
  */
 export async function removeAccount(
