@@ -307,6 +307,27 @@ const VARIABLES: Case[] = [
     says: /DATABASE_POOL_MAX must be at least 2/,
   },
   {
+    what: "RUN_LEASE_MS under three seconds",
+    covers: "RUN_LEASE_MS",
+    args: SYNC,
+    env: { RUN_LEASE_MS: "1000" },
+    says: /RUN_LEASE_MS must be at least 3000/,
+  },
+  {
+    what: "REDIS_TLS_CA_FILE with a redis:// URL",
+    covers: "REDIS_TLS_CA_FILE",
+    args: WORKER,
+    env: { REDIS_URL: "redis://127.0.0.1:6379", REDIS_TLS_CA_FILE: join(dir, "no-ca.pem") },
+    says: /REDIS_TLS_CA_FILE is set but REDIS_URL is redis:\/\/ \(no TLS\)/,
+  },
+  {
+    what: "REDIS_ACCEPT_EVICTION_POLICY not a policy name",
+    covers: "REDIS_ACCEPT_EVICTION_POLICY",
+    args: WORKER,
+    env: { REDIS_ACCEPT_EVICTION_POLICY: "Evict Anything" },
+    says: /REDIS_ACCEPT_EVICTION_POLICY must be the name of a maxmemory-policy/,
+  },
+  {
     what: "WORKER_CONCURRENCY zero",
     covers: "WORKER_CONCURRENCY",
     args: WORKER,
