@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { noTestChromium } from "./test/support/test-chromium-policy.ts";
+import { noTestPgBouncer } from "./test/support/test-pgbouncer-policy.ts";
 import { noTestPrometheus } from "./test/support/test-prometheus-policy.ts";
 import { noTestRedis } from "./test/support/test-redis-policy.ts";
 
@@ -11,6 +12,8 @@ const noRedis = noTestRedis();
 const noPrometheus = noTestPrometheus();
 // Likewise `// @module-tag chromium` for the files that drive a real browser (Debian's chromium).
 const noChromium = noTestChromium();
+// Likewise `// @module-tag pgbouncer` for the files that put PgBouncer in front of PostgreSQL.
+const noPgBouncer = noTestPgBouncer();
 
 export default defineConfig({
   test: {
@@ -33,6 +36,11 @@ export default defineConfig({
         name: "chromium",
         description: "needs a browser: /usr/bin/chromium (Debian's chromium package; root installs it)",
         skip: noChromium !== undefined,
+      },
+      {
+        name: "pgbouncer",
+        description: "needs PgBouncer: /usr/sbin/pgbouncer (Debian's pgbouncer package; root installs it)",
+        skip: noPgBouncer !== undefined,
       },
     ],
     // Integration tests talk to real Postgres and a real HTTP sandbox; give them room.

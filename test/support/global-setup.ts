@@ -8,6 +8,7 @@ import { LocalServiceError } from "../../src/local-services/errors.ts";
 import type { LocalPostgres } from "../../src/local-services/postgres/index.ts";
 import { startRedisServer, type RedisHandle } from "../../src/local-services/redis.ts";
 import { ensureTestChromium, noTestChromium } from "./test-chromium-policy.ts";
+import { ensureTestPgBouncer, noTestPgBouncer } from "./test-pgbouncer-policy.ts";
 import { ensureTestPrometheus, noTestPrometheus } from "./test-prometheus-policy.ts";
 import { noTestRedis } from "./test-redis-policy.ts";
 
@@ -50,11 +51,12 @@ export async function setup(project: TestProject): Promise<void> {
     }
     project.provide("redisUrl", redisUrl);
 
-    // Debian packages the tagged files need (prometheus, chromium): root installs a missing one;
+    // Debian packages the tagged files need (prometheus, chromium, pgbouncer): root installs a missing one;
     // anyone else has those files skipped, with one line saying so.
     for (const [unavailable, ensure] of [
       [noTestPrometheus, ensureTestPrometheus],
       [noTestChromium, ensureTestChromium],
+      [noTestPgBouncer, ensureTestPgBouncer],
     ] as const) {
       const reason = unavailable();
       if (reason)

@@ -1,0 +1,76 @@
+// The infrastructure suite's scenarios (issue 31), in the order `npm run test:infra` runs them. Each
+// one starts the pieces it is about itself (from Debian packages, on loopback), runs ledger-sync
+// against them, and returns one line of figures and the properties that did not hold. The bodies
+// live in test/support/infra, where the CI tests (test/store/pooler) run the same code small.
+//
+// To add a scenario: write its body next to the others in test/support/infra (taking InfraServices,
+// returning a ScenarioOutcome; start what it needs there, e.g. redis-sentinel or HAProxy, and stop it
+// in its Teardown), list the Debian packages it needs in `needs`, and add an entry below.
+import { pgBouncerVersion } from "../../test/support/infra/pgbouncer.ts";
+import {
+  killedSyncScenario,
+  migrateScenario,
+  plainRoleScenario,
+  writersScenario,
+} from "../../test/support/infra/pooler-scenarios.ts";
+import type { InfraServices, ScenarioOutcome } from "../../test/support/infra/scenario.ts";
+
+/** A Debian package a scenario starts, and how to tell it is installed. */
+export interface Need {
+  pkg: string;
+  installed(): boolean;
+}
+
+export const PGBOUNCER: Need = { pkg: "pgbouncer", installed: () => pgBouncerVersion() !== undefined };
+
+export interface InfraScenario {
+  name: string;
+  /** What it proves, for --list. */
+  what: string;
+  needs: Need[];
+  /** `small`: the sizes CI runs (test/store/pooler); otherwise the issue's. */
+  run(s: InfraServices, small: boolean): Promise<ScenarioOutcome>;
+}
+
+export const SCENARIOS: InfraScenario[] = [
+  {
+    name: "pgbouncer-migrate",
+    what:
+      "migrate through PgBouncer (transaction mode): concurrent ones apply each migration once; " +
+      "after a SIGKILL part-way the next ones end at once",
+    needs: [PGBOUNCER],
+    run: (s, small) => migrateScenario(s, { concurrent: small ? 2 : 4 }),
+  },
+  {
+    name: "pgbouncer-transaction",
+    what:
+      "workers and a loop of concurrent sync --once through PgBouncer (transaction mode, pool 3): " +
+      "no overlapping runs, no orphaned lock, bills exact",
+    needs: [PGBOUNCER],
+    run: (s, small) =>
+      writersScenario(
+        s,
+        small
+          ? { workers: 2, accounts: 3, bills: 300, loopRounds: 4, settleMs: 30_000 }
+          : { workers: 4, accounts: 50, bills: 500, loopRounds: 10, settleMs: 240_000 },
+      ),
+  },
+  {
+    name: "pgbouncer-kill-sync",
+    what: "kill -9 of a sync --once mid-run through PgBouncer: each next sync --once exits 0 at once",
+    needs: [PGBOUNCER],
+    run: (s, small) => killedSyncScenario(s, { bills: small ? 400 : 5000 }),
+  },
+  {
+    name: "plain-owner-role",
+    what:
+      "a NOSUPERUSER NOCREATEDB NOCREATEROLE owner through PgBouncer: " +
+      "migrate, sync --once, verify, close, export, status",
+    needs: [PGBOUNCER],
+    run: (s, small) => plainRoleScenario(s, { bills: small ? 300 : 3000 }),
+  },
+  // Next (issue 31), each its own entry: Redis Sentinel failover during a backfill, a Redis Cluster
+  // with a hash-tagged QUEUE_PREFIX, HAProxy cutting idle connections, pg_terminate_backend of the
+  // worker's connections, a PostgreSQL restart, max_connections=40 with 4 workers × 300 accounts,
+  // TLS PostgreSQL with a throwaway CA.
+];
