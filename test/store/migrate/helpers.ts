@@ -4,25 +4,14 @@ import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 
 export const repo = fileURLToPath(new URL("../../../", import.meta.url));
 export const migrationsDir = join(repo, "prisma/migrations");
 export const schemaPath = join(repo, "prisma/schema.prisma");
 
-export async function query<T extends pg.QueryResultRow>(
-  url: string,
-  sql: string,
-  values: unknown[] = [],
-): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+import { queryOnce as query } from "../../support/query-once.ts";
+
+export { query };
 
 export async function committedMigrations(dir = migrationsDir): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });

@@ -1,23 +1,12 @@
 // What the infrastructure scenarios check in the database, read on the server directly as the admin
 // (never through the pooler under test): overlapping runs, bills against the sandbox's truth,
 // applied migrations and the schema they leave.
-import pg from "pg";
 import type { SandboxBill } from "../../../src/sandbox/index.ts";
 import { asRows } from "../sandbox-sync.ts";
 
-export async function adminQuery<T extends pg.QueryResultRow>(
-  url: string,
-  sql: string,
-  values: unknown[] = [],
-): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
+import { queryOnce as adminQuery } from "../query-once.ts";
+
+export { adminQuery };
 
 /** A run's group: the bills streams ('bills', 'bills-…') share one writer, the snapshot streams another. */
 const GROUP = `CASE WHEN stream = 'bills' OR stream LIKE 'bills-%' THEN 'bills'
