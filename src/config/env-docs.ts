@@ -106,6 +106,33 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
       "budget window. Set `noeviction` instead where you can. See [Redis as rented](design/redis-as-rented.md)",
     readBy: [...CALLS_EXCHANGE, "demo"],
   },
+  REDIS_SENTINELS: {
+    default: "(unset: REDIS_URL names the server)",
+    meaning:
+      "Redis Sentinel: the sentinels, `host:port,host:port`; the master is asked of them and followed after a " +
+      "failover. Needs REDIS_SENTINEL_NAME. REDIS_URL still gives the data nodes' password, user, db and TLS " +
+      "(`rediss://`); its host:port is then ignored. See [Redis as rented](design/redis-as-rented.md)",
+    readBy: [...CALLS_EXCHANGE, "status", "demo"],
+  },
+  REDIS_SENTINEL_NAME: {
+    default: "(unset; required with REDIS_SENTINELS)",
+    meaning: "Redis Sentinel: the master group's name, as in the sentinels' `sentinel monitor <name> ...`",
+    readBy: [...CALLS_EXCHANGE, "status", "demo"],
+  },
+  REDIS_SENTINEL_PASSWORD: {
+    default: "(unset: the sentinels ask for none)",
+    meaning: "Redis Sentinel: the password the sentinels require (`requirepass` of the sentinels)",
+    readBy: [...CALLS_EXCHANGE, "status", "demo"],
+  },
+  REDIS_CLUSTER: {
+    default: "`off`",
+    meaning:
+      "`on`: REDIS_URL names one node of a Redis Cluster (cluster mode enabled). QUEUE_PREFIX must then hold a " +
+      "hash tag, e.g. `{ls}`, so that every key of one script or transaction is in one slot (else `CROSSSLOT`); " +
+      "one without is refused. A cluster named without it is refused at start. " +
+      "See [Redis as rented](design/redis-as-rented.md)",
+    readBy: [...CALLS_EXCHANGE, "status", "demo"],
+  },
   EXCHANGE_BASE_URL: {
     default: "`https://api-contract.weex.com`",
     meaning: "Exchange API origin. Plain `http://` is refused except to loopback (the sandbox)",
@@ -326,7 +353,8 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
   QUEUE_PREFIX: {
     default: "`ledger-sync`",
     meaning:
-      "Prefix of every Redis key (queues, locks, weight budgets); deployments sharing a Redis use different ones",
+      "Prefix of every Redis key (queues, locks, weight budgets); deployments sharing a Redis use different ones. " +
+      "With REDIS_CLUSTER=on it must hold a hash tag, e.g. `{ls}`",
     readBy: [...CALLS_EXCHANGE, "status"],
   },
   EGRESS_ID: {

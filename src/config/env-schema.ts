@@ -16,6 +16,8 @@ import {
   coinNames,
   postgresUrl,
   redisUrl,
+  hostPorts,
+  switchOnOff,
   port,
   onOff,
   consoleToken,
@@ -39,6 +41,16 @@ export const envSchema = z.object({
     (v) => v === undefined || /^[a-z][a-z-]{0,39}$/.test(v),
     "must be the name of a maxmemory-policy (e.g. volatile-lru) or unknown",
   ),
+  // Redis Sentinel: the sentinels' host:port list and the master group's name, both or neither;
+  // REDIS_URL then gives only the data nodes' password, db and TLS.
+  REDIS_SENTINELS: hostPorts,
+  REDIS_SENTINEL_NAME: optionalText.refine(
+    (v) => v === undefined || /^[A-Za-z0-9_.-]{1,64}$/.test(v),
+    "must be a master group name (1-64 letters, digits, '_', '.' or '-')",
+  ),
+  REDIS_SENTINEL_PASSWORD: credential,
+  // Redis Cluster: REDIS_URL names one node; QUEUE_PREFIX must then hold a hash tag ({ls}).
+  REDIS_CLUSTER: switchOnOff,
   EXCHANGE_BASE_URL: exchangeBaseUrl,
   EXCHANGE_API_KEY: credential,
   EXCHANGE_API_SECRET: credential,
@@ -128,7 +140,7 @@ export const envSchema = z.object({
     .trim()
     .optional()
     .transform((v) => (v ? v : "ledger-sync"))
-    .pipe(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "must be 1-64 letters, digits, '_', '.' or '-'")),
+    .pipe(z.string().regex(/^[A-Za-z0-9_.{}-]{1,64}$/, "must be 1-64 letters, digits, '_', '.', '-', '{' or '}'")),
   // Part of Redis key names, and shown in logs: printable, no spaces.
   EGRESS_ID: optionalText.refine(
     (v) => v === undefined || /^[\x21-\x7e]{1,128}$/.test(v),

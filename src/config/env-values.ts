@@ -202,6 +202,37 @@ export const redisUrl = z
     return v;
   });
 
+/** host:port pairs, comma-separated (REDIS_SENTINELS), each port 1-65535; unset or empty: undefined. */
+export const hostPorts = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === "") return undefined;
+    const out: { host: string; port: number }[] = [];
+    for (const item of v.split(",").map((s) => s.trim())) {
+      const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$/.exec(item);
+      const port = m ? Number(m[2]) : 0;
+      if (!m || port < 1 || port > 65535) {
+        ctx.addIssue({ code: "custom", message: `"${item}" is not host:port (expected host:port,host:port)` });
+        return z.NEVER;
+      }
+      out.push({ host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port });
+    }
+    return out;
+  });
+
+/** on/off (true/false and 1/0 taken too), default off: "on" or "off". */
+export const switchOnOff = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v.toLowerCase() : "off"))
+  .pipe(
+    z
+      .enum(["on", "off", "true", "false", "1", "0"], { message: "must be on or off" })
+      .transform((v): "on" | "off" => (v === "on" || v === "true" || v === "1" ? "on" : "off")),
+  );
+
 /** A TCP port, 0-65535 (0: any free port). */
 export const port = (fallback: string) =>
   z

@@ -15,6 +15,23 @@ export interface ExchangeCredentials {
   passphrase: string;
 }
 
+export interface RedisSentinelConfig {
+  sentinels: { host: string; port: number }[];
+  /** The master group's name, as in the sentinels' `sentinel monitor <name> ...`. */
+  name: string;
+  password: string | undefined;
+}
+
+/**
+ * The hash tag of a Redis key as a cluster hashes it (the text between the first `{` and the first
+ * `}` after it, when not empty), or undefined: then the whole key is hashed.
+ */
+export function redisHashTag(key: string): string | undefined {
+  const open = key.indexOf("{");
+  const close = open < 0 ? -1 : key.indexOf("}", open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : undefined;
+}
+
 export interface Config {
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
@@ -23,6 +40,10 @@ export interface Config {
     tlsCaFile: string | undefined;
     /** REDIS_ACCEPT_EVICTION_POLICY: a maxmemory-policy other than noeviction run on knowingly, or "unknown". */
     acceptEvictionPolicy: string | undefined;
+    /** REDIS_SENTINELS, REDIS_SENTINEL_NAME, REDIS_SENTINEL_PASSWORD: the master is asked of the sentinels. */
+    sentinel: RedisSentinelConfig | undefined;
+    /** REDIS_CLUSTER: REDIS_URL names one node of a Redis Cluster. */
+    cluster: boolean;
   };
   accountName: string;
   coinIds: string[];
@@ -116,11 +137,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       "REDIS_TLS_CA_FILE is set but REDIS_URL is redis:// (no TLS): use rediss:// to connect with TLS, " +
         "or unset REDIS_TLS_CA_FILE",
     );
+  checkRedisMode(e);
   const creds = [e.EXCHANGE_API_KEY, e.EXCHANGE_API_SECRET, e.EXCHANGE_API_PASSPHRASE];
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
-    redis: { tlsCaFile: e.REDIS_TLS_CA_FILE, acceptEvictionPolicy: e.REDIS_ACCEPT_EVICTION_POLICY },
+    redis: {
+      tlsCaFile: e.REDIS_TLS_CA_FILE,
+      acceptEvictionPolicy: e.REDIS_ACCEPT_EVICTION_POLICY,
+      sentinel:
+        e.REDIS_SENTINELS && e.REDIS_SENTINEL_NAME
+          ? { sentinels: e.REDIS_SENTINELS, name: e.REDIS_SENTINEL_NAME, password: e.REDIS_SENTINEL_PASSWORD }
+          : undefined,
+      cluster: e.REDIS_CLUSTER === "on",
+    },
     accountName: e.ACCOUNT_NAME,
     coinIds: e.SYNC_COIN_IDS,
     coinNames: e.COIN_NAMES,
@@ -172,6 +202,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
   };
+}
+
+/**
+ * Sentinel needs both its list and its master's name; a sentinel password alone would be unused.
+ * On a cluster every key of one Lua script, MULTI or MGET must hash to one slot (else CROSSSLOT):
+ * BullMQ's and ours all start with QUEUE_PREFIX, so its hash tag puts them all in one slot.
+ */
+function checkRedisMode(e: Env): void {
+  if ((e.REDIS_SENTINELS === undefined) !== (e.REDIS_SENTINEL_NAME === undefined))
+    throw new ConfigError(
+      e.REDIS_SENTINELS === undefined
+        ? "REDIS_SENTINEL_NAME is set without REDIS_SENTINELS: set both (the sentinels' host:port list) or neither"
+        : "REDIS_SENTINELS is set without REDIS_SENTINEL_NAME: set both (the master group name) or neither",
+    );
+  if (e.REDIS_SENTINEL_PASSWORD !== undefined && e.REDIS_SENTINELS === undefined)
+    throw new ConfigError("REDIS_SENTINEL_PASSWORD is set without REDIS_SENTINELS: set both or neither");
+  if (e.REDIS_CLUSTER === "on" && e.REDIS_SENTINELS !== undefined)
+    throw new ConfigError(
+      "REDIS_CLUSTER=on and REDIS_SENTINELS are both set: a Redis Cluster fails over by itself, choose one",
+    );
+  if (e.REDIS_CLUSTER === "on" && redisHashTag(e.QUEUE_PREFIX) === undefined)
+    throw new ConfigError(clusterPrefixRefusal(e.QUEUE_PREFIX));
+}
+
+/** Why a QUEUE_PREFIX without a hash tag cannot run on a Redis Cluster, and the fix. */
+export function clusterPrefixRefusal(prefix: string): string {
+  return (
+    `QUEUE_PREFIX=${prefix} has no hash tag ({...}): on a Redis Cluster (REDIS_CLUSTER=on) the keys of one ` +
+    "queue operation and of one weight-budget script would hash to different slots, and Redis refuses those " +
+    "with CROSSSLOT. " +
+    "Fix: QUEUE_PREFIX={ls} (any name in braces; every key then lands in one slot)"
+  );
 }
 
 /** The Redis URL, or an error naming the variable (the worker and queued backfills need it). */

@@ -1,13 +1,29 @@
 // The one place a Redis connection is opened: REDIS_URL (or the URL a caller was handed, the demo's
 // own server) and REDIS_TLS_CA_FILE become ioredis options here, so every connection of every
 // process (the worker's, a queued backfill's, a command's weight budgets, status) is made alike.
-// A Sentinel or Cluster deployment is to be chosen here too. See docs/design/redis-as-rented.md.
+// Sentinel (REDIS_SENTINELS) and Cluster (REDIS_CLUSTER) are chosen here too, so every process
+// follows a failover alike. See docs/design/redis-as-rented.md.
 import { readFileSync } from "node:fs";
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
 import { ConfigError, type Config } from "./index.ts";
 
 /** What of the configuration a connection is made from. */
 export type RedisConfig = Pick<Config, "redisUrl" | "redis">;
+
+/** A connection: one server (named, or the master the sentinels name) or a Redis Cluster. BullMQ takes both. */
+export type RedisClient = Redis | Cluster;
+
+/**
+ * A write refused with READONLY means the server we hold turned replica (a failover, or a former
+ * master back as a replica): reconnect (through the sentinels, to the new master) and resend the
+ * command (2), rather than failing every write until the process restarts.
+ */
+export function reconnectOnReadonly(err: Error): 2 | false {
+  return err.message.startsWith("READONLY") ? 2 : false;
+}
+
+/** The options only a Cluster takes, at its top level; the others go to each node's connection. */
+const CLUSTER_LEVEL = new Set(["lazyConnect", "enableOfflineQueue", "enableReadyCheck"]);
 
 export interface OpenRedisOptions extends RedisOptions {
   /** The server's URL when not REDIS_URL (the demo's own redis-server). */
@@ -49,10 +65,56 @@ export function redisConnectionOptions(
   return { url, options: tls ? { ...rest, tls: caFile === undefined ? {} : { ca: readCaFile(caFile) } } : rest };
 }
 
-/** A new ioredis client of the configured server (connecting unless lazyConnect). */
-export function openRedis(config: RedisConfig, options: OpenRedisOptions = {}): Redis {
+/**
+ * How messages name the server: host:port, or the sentinels' master group (REDIS_URL's host is not
+ * used then), or a cluster through the node REDIS_URL names. Never the URL, which may hold a password.
+ */
+export function redisServerName(config: RedisConfig, url: string): string {
+  const sentinel = config.redis.sentinel;
+  if (sentinel)
+    return `master "${sentinel.name}" of sentinels ${sentinel.sentinels.map((s) => `${s.host}:${s.port}`).join(",")}`;
+  return config.redis.cluster ? `cluster at ${redisTarget(url)}` : redisTarget(url);
+}
+
+/**
+ * A new ioredis client of the configured server (connecting unless lazyConnect): a Cluster with
+ * REDIS_CLUSTER, the sentinels' master with REDIS_SENTINELS, else the server of the URL.
+ */
+export function openRedis(config: RedisConfig, options: OpenRedisOptions = {}): RedisClient {
   const { url, options: ioredisOptions } = redisConnectionOptions(config, options);
-  return new Redis(url, ioredisOptions);
+  const sentinel = config.redis.sentinel;
+  if (config.redis.cluster) return openCluster(url, ioredisOptions);
+  const common: RedisOptions = { ...ioredisOptions, reconnectOnError: reconnectOnReadonly };
+  if (!sentinel) return new Redis(url, common);
+  // The URL gives the data nodes' user, password, db and TLS; its host:port is not used. TLS (rediss://)
+  // is for the data nodes; the sentinels are asked in plain TCP.
+  return new Redis(url, {
+    ...common,
+    sentinels: sentinel.sentinels,
+    name: sentinel.name,
+    ...(sentinel.password === undefined ? {} : { sentinelPassword: sentinel.password }),
+    ...(common.tls === undefined ? {} : { enableTLSForSentinelMode: true }),
+  });
+}
+
+function openCluster(url: string, options: RedisOptions): Cluster {
+  const u = new URL(url);
+  const db = u.pathname.replace(/^\//, "");
+  if (db !== "" && db !== "0")
+    throw new ConfigError(`REDIS_URL names db ${db}: a Redis Cluster has db 0 only (REDIS_CLUSTER=on)`);
+  const top: Record<string, unknown> = {};
+  const node: Record<string, unknown> = { reconnectOnError: reconnectOnReadonly };
+  for (const [k, v] of Object.entries(options)) (CLUSTER_LEVEL.has(k) ? top : node)[k] = v;
+  if (u.username) node.username = decodeURIComponent(u.username);
+  if (u.password) node.password = decodeURIComponent(u.password);
+  const clusterOptions: ClusterOptions = {
+    ...top,
+    redisOptions: node as ClusterOptions["redisOptions"],
+    // With TLS the nodes are reached by the names the cluster gives; no re-resolution, so the
+    // certificate is checked against the name that was connected to (ioredis's advice for ElastiCache).
+    ...(node.tls === undefined ? {} : { dnsLookup: (address, done) => done(null, address) }),
+  };
+  return new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], clusterOptions);
 }
 
 function readCaFile(path: string): string {
@@ -125,7 +187,7 @@ export function redisTlsError(err: unknown, url: string, config: RedisConfig): R
  * `onOtherError`, e.g. the caller's outage log.
  */
 export function redisReady(
-  redis: Redis,
+  redis: RedisClient,
   url: string,
   config: RedisConfig,
   onOtherError: (err: Error) => void = () => undefined,

@@ -4,9 +4,9 @@
 // are the first such a policy takes. So every process that keeps queues or budgets in Redis reads
 // maxmemory-policy once at start and refuses any other than noeviction, unless told to run on that
 // very policy knowingly (REDIS_ACCEPT_EVICTION_POLICY). See docs/design/redis-as-rented.md.
-import type { Redis } from "ioredis";
+import { Cluster, type Redis } from "ioredis";
 import { ConfigError } from "./index.ts";
-import { redisTarget, type RedisConfig } from "./redis-connection.ts";
+import { redisServerName, redisTarget, type RedisClient, type RedisConfig } from "./redis-connection.ts";
 
 /** The refusal at start: a ConfigError, so the command ends with its one line and exit code 2. */
 export class RedisEvictionPolicyError extends ConfigError {
@@ -44,7 +44,7 @@ function isReplyError(err: unknown): err is Error {
  * maxmemory-policy by `CONFIG GET`, or by `INFO memory` where CONFIG is refused (ElastiCache
  * renames it, Upstash and ACLs refuse it). A connection failure is thrown, not taken for "unknown".
  */
-export async function readEvictionPolicy(redis: Redis): Promise<EvictionPolicy> {
+export async function readEvictionPolicy(redis: RedisClient): Promise<EvictionPolicy> {
   let configRefused: string;
   try {
     const reply = (await redis.config("GET", "maxmemory-policy")) as unknown;
@@ -72,17 +72,55 @@ export async function readEvictionPolicy(redis: Redis): Promise<EvictionPolicy> 
 /**
  * Reads the policy of the server behind `redis` (at `url`) and refuses any but noeviction with a
  * RedisEvictionPolicyError, unless REDIS_ACCEPT_EVICTION_POLICY names exactly that policy (or
- * `unknown` for one that cannot be read): then a warning is logged and the check passes.
+ * `unknown` for one that cannot be read): then a warning is logged and the check passes. Through
+ * Sentinel the server is the master. On a Cluster every master is checked: each has its own
+ * configuration, and any of them holds some of the keys. A cluster connected to as one server
+ * (REDIS_CLUSTER not on) is refused first: its keys on other nodes would fail with MOVED.
  */
 export async function requireNoEviction(
-  redis: Redis,
+  redis: RedisClient,
   url: string,
+  config: RedisConfig,
+  log: WarnLog,
+): Promise<EvictionPolicyCheck> {
+  if (!(redis instanceof Cluster)) {
+    await refuseUndeclaredCluster(redis, url, config);
+    return checkNode(redis, redisServerName(config, url), config, log);
+  }
+  const masters = redis.nodes("master");
+  if (masters.length === 0) throw new Error(`Redis Cluster at ${redisTarget(url)}: no master node known`);
+  const checks: EvictionPolicyCheck[] = [];
+  for (const node of masters)
+    checks.push(await checkNode(node, `${node.options.host}:${node.options.port} (cluster master)`, config, log));
+  return checks.find((c) => c.overridden) ?? checks[0]!;
+}
+
+/** A server with cluster_enabled:1 while REDIS_CLUSTER is off: a ConfigError naming the fix. */
+async function refuseUndeclaredCluster(redis: Redis, url: string, config: RedisConfig): Promise<void> {
+  let info: string;
+  try {
+    info = await redis.info("cluster");
+  } catch (err) {
+    // INFO refused (an ACL): the check cannot tell; a cluster then shows as MOVED errors.
+    if (isReplyError(err)) return;
+    throw err;
+  }
+  if (/^cluster_enabled:1\s*$/m.test(info))
+    throw new ConfigError(
+      `Redis at ${redisServerName(config, url)} is a Redis Cluster (cluster_enabled:1) but REDIS_CLUSTER is off: ` +
+        "a single-server connection cannot reach the keys other nodes hold (MOVED). Set REDIS_CLUSTER=on, " +
+        "with a QUEUE_PREFIX holding a hash tag, e.g. QUEUE_PREFIX={ls}",
+    );
+}
+
+async function checkNode(
+  redis: Redis,
+  target: string,
   config: RedisConfig,
   log: WarnLog,
 ): Promise<EvictionPolicyCheck> {
   const found = await readEvictionPolicy(redis);
   if (found.policy === "noeviction") return { ...found, overridden: false };
-  const target = redisTarget(url);
   const accepted = config.redis.acceptEvictionPolicy;
   if (accepted === found.policy) {
     log.warn(

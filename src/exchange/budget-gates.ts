@@ -3,9 +3,8 @@
 // budget per account, and learns the same allowance from 429s: a command run while the worker
 // works, or started after one was killed, sees what they spent. Without Redis the budgets are this
 // process's alone, one gate for every account (they share this process's IP).
-import type { Redis } from "ioredis";
 import { ConfigError, ipWeightSpent, type Config } from "../config/index.ts";
-import { openRedis, redisTlsError } from "../config/redis-connection.ts";
+import { openRedis, redisTlsError, type RedisClient } from "../config/redis-connection.ts";
 import { requireNoEviction } from "../config/redis-policy.ts";
 import type { Logger } from "../log/logger.ts";
 import { localWeightGate } from "./client-from-config.ts";
@@ -24,7 +23,7 @@ export interface BudgetGates {
 const CONNECT_TIMEOUT_MS = 3000;
 
 /** Gates in Redis on `redis` (the caller owns it). */
-export function redisBudgetGates(config: Config, redis: Redis, logger: Logger): BudgetGates {
+export function redisBudgetGates(config: Config, redis: RedisClient, logger: Logger): BudgetGates {
   const gates = new Map<string, CatchUpShareGate>();
   const prefix = config.worker.queuePrefix;
   const egress = config.worker.egressId;

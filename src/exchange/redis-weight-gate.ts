@@ -18,10 +18,10 @@
 // One script (redis-weight-gate.lua.ts) checks and charges both budgets atomically, so acquire() is
 // one round trip when the budget has room, plus one per wait. settle() is one fire-and-forget round trip.
 //
-// Redis Cluster: the script touches both budgets' keys, so they must share a hash slot (put a hash
-// tag such as "{ledger-sync}" in both keys).
+// Redis Cluster: the script touches both budgets' keys, so they must share a hash slot: budget-gates.ts
+// starts every key with QUEUE_PREFIX, which must then hold a hash tag such as "{ls}" (config/index.ts).
 import { createHash, randomBytes } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../config/redis-connection.ts";
 import { ALLOWANCE_RULES } from "./allowance.ts";
 import { CHARGE_SCRIPT, PAUSE_SCRIPT, REFUSE_SCRIPT, RELEASE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
 import { sleep } from "./sleep.ts";
@@ -35,7 +35,7 @@ export interface RedisBudget {
 
 export interface RedisWeightGateOptions {
   /** A shared ioredis client; the caller owns and closes it (drain() first). */
-  redis: Redis;
+  redis: RedisClient;
   /** Shared by all accounts of this egress IP. */
   ip: RedisBudget;
   /** Per exchange account. */
@@ -88,7 +88,7 @@ class LuaScript {
   }
 
   /** EVALSHA, falling back to EVAL (which caches the script) when Redis does not know it yet. */
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+  async run(redis: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {
@@ -105,7 +105,7 @@ const refuse = new LuaScript(REFUSE_SCRIPT);
 const releaseScript = new LuaScript(RELEASE_SCRIPT);
 
 export class RedisWeightGate implements WeightGate {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly ip: RedisBudget;
   private readonly uid: RedisBudget;
   private readonly windowMs: number;

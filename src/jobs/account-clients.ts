@@ -3,7 +3,7 @@
 // The set follows the accounts table while the worker runs (update()): an account removed,
 // disabled or given new credentials has its runtime's `stopped` signal aborted, so a job working
 // on it stops at its next page, and its client is closed once such a job has had time to stop.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../config/redis-connection.ts";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
 import { exchangeClientFromConfig } from "../exchange/client-from-config.ts";
@@ -41,7 +41,7 @@ function fingerprint(a: AccountConfig): string {
 export function createAccountClients(
   config: Config,
   accounts: AccountConfig[],
-  redis: Redis,
+  redis: RedisClient,
   logger: Logger,
   metrics: Metrics,
 ): AccountClients {

@@ -1,7 +1,7 @@
 // Queueing a planned backfill and asking after its windows: the BullMQ side of `ledger-sync
 // backfill` (the CLI stays free of queue details).
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../config/redis-connection.ts";
 import type { BackfillWindow } from "./backfill-plan.ts";
 import { QUEUE_STREAMS, type BullmqOptions, type JobData } from "./queues.ts";
 
@@ -17,7 +17,7 @@ export class BackfillQueue {
   private readonly queue: Queue<JobData["backfill"]>;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     prefix: string,
     private readonly retry: RetryPolicy = BACKFILL_RETRY,
     bullmq: BullmqOptions = { skipVersionCheck: false },

@@ -1,5 +1,5 @@
 // What processors get: the database, Redis, the per-account exchange clients, metrics, logging.
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../config/redis-connection.ts";
 import type { Logger } from "pino";
 import type { AccountConfig } from "../config/accounts.ts";
 import type { Config } from "../config/index.ts";
@@ -35,7 +35,7 @@ export interface WorkerContext {
   db: Db;
   /** Takes and renews the jobs' account run leases (store/lease-keeper.ts). */
   leases: LeaseKeeper;
-  redis: Redis;
+  redis: RedisClient;
   accounts: Map<string, AccountRuntime>;
   logger: Logger;
   metrics: JobMetrics;

@@ -1,6 +1,6 @@
 // Failed jobs per account, for `ledger-sync status`: how many, and the newest reason.
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../config/redis-connection.ts";
 import { QUEUE_NAMES, QUEUE_STREAMS } from "./queues.ts";
 
 export interface FailedJobs {
@@ -9,7 +9,7 @@ export interface FailedJobs {
 }
 
 export async function failedJobsByAccount(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   limit = 500,
 ): Promise<Record<string, FailedJobs>> {

@@ -6,10 +6,9 @@
 // refusal says it could not be determined. REDIS_ACCEPT_EVICTION_POLICY lets exactly the named policy
 // through, with a JSON warning in the log.
 import { Writable } from "node:stream";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/index.ts";
-import { openRedis } from "../../src/config/redis-connection.ts";
+import { openRedis, type RedisClient } from "../../src/config/redis-connection.ts";
 import { readEvictionPolicy, RedisEvictionPolicyError, requireNoEviction } from "../../src/config/redis-policy.ts";
 import { commandBudgetGates } from "../../src/exchange/budget-gates.ts";
 import { createLogger } from "../../src/log/logger.ts";
@@ -28,7 +27,7 @@ function capturingLogger() {
 }
 
 const servers: Record<string, ConfiguredRedis> = {};
-const clients: Redis[] = [];
+const clients: RedisClient[] = [];
 
 function check(name: keyof typeof servers, env: Record<string, string> = {}) {
   const url = servers[name]!.url;
