@@ -6,6 +6,7 @@
 // To add a scenario: write its body next to the others in test/support/infra (taking InfraServices,
 // returning a ScenarioOutcome; start what it needs there, e.g. redis-sentinel or HAProxy, and stop it
 // in its Teardown), list the Debian packages it needs in `needs`, and add an entry below.
+import { existsSync } from "node:fs";
 import { pgBouncerVersion } from "../../test/support/infra/pgbouncer.ts";
 import {
   killedSyncScenario,
@@ -13,6 +14,15 @@ import {
   plainRoleScenario,
   writersScenario,
 } from "../../test/support/infra/pooler-scenarios.ts";
+import { redisClusterWorker } from "../../test/support/infra/redis-cluster.ts";
+import {
+  redisSentinelFailover,
+  redisSentinelFailoverBackfill,
+  redisSentinelKillBackfill,
+  redisSentinelMasterKill,
+  type RedisScenarioOptions,
+  type RedisScenarioResult,
+} from "../../test/support/infra/redis-failover.ts";
 import type { InfraServices, ScenarioOutcome } from "../../test/support/infra/scenario.ts";
 
 /** A Debian package a scenario starts, and how to tell it is installed. */
@@ -22,6 +32,22 @@ export interface Need {
 }
 
 export const PGBOUNCER: Need = { pkg: "pgbouncer", installed: () => pgBouncerVersion() !== undefined };
+/** Sentinels and cluster nodes are redis-server's own modes: the redis-server package serves them. */
+export const REDIS_SERVER: Need = { pkg: "redis-server", installed: () => existsSync("/usr/bin/redis-server") };
+
+/**
+ * A scenario body of the `{ small, log } -> { ok, line }` shape (the Redis ones) as a registry entry:
+ * its database is made on the runner's server (TEST_DATABASE_URL, which those bodies read).
+ */
+function fromSelfContained(
+  body: (o: RedisScenarioOptions) => Promise<RedisScenarioResult>,
+): (s: InfraServices, small: boolean) => Promise<ScenarioOutcome> {
+  return async (s, small) => {
+    process.env.TEST_DATABASE_URL = s.adminUrl;
+    const r = await body({ small, log: s.log ?? (() => undefined) });
+    return { line: r.line, failures: r.ok ? [] : [r.line] };
+  };
+}
 
 export interface InfraScenario {
   name: string;
@@ -69,8 +95,36 @@ export const SCENARIOS: InfraScenario[] = [
     needs: [PGBOUNCER],
     run: (s, small) => plainRoleScenario(s, { bills: small ? 300 : 3000 }),
   },
-  // Next (issue 31), each its own entry: Redis Sentinel failover during a backfill, a Redis Cluster
-  // with a hash-tagged QUEUE_PREFIX, HAProxy cutting idle connections, pg_terminate_backend of the
-  // worker's connections, a PostgreSQL restart, max_connections=40 with 4 workers × 300 accounts,
-  // TLS PostgreSQL with a throwaway CA.
+  {
+    name: "redis-sentinel-failover",
+    what: "SENTINEL FAILOVER while jobs run: they resume on the new master, none lost, none run twice",
+    needs: [REDIS_SERVER],
+    run: fromSelfContained(redisSentinelFailover),
+  },
+  {
+    name: "redis-sentinel-kill",
+    what: "kill -9 of the Redis master while jobs run: they resume on the promoted replica, none lost",
+    needs: [REDIS_SERVER],
+    run: fromSelfContained(redisSentinelMasterKill),
+  },
+  {
+    name: "redis-sentinel-failover-backfill",
+    what: "SENTINEL FAILOVER during a worker's backfill: it resumes, bills exact",
+    needs: [REDIS_SERVER],
+    run: fromSelfContained(redisSentinelFailoverBackfill),
+  },
+  {
+    name: "redis-sentinel-kill-backfill",
+    what: "kill -9 of the Redis master during a worker's backfill: it resumes, bills exact",
+    needs: [REDIS_SERVER],
+    run: fromSelfContained(redisSentinelKillBackfill),
+  },
+  {
+    name: "redis-cluster",
+    what: "a three-master Redis Cluster with QUEUE_PREFIX={ls}: the worker syncs with no CROSSSLOT; a prefix without a hash tag is refused",
+    needs: [REDIS_SERVER],
+    run: fromSelfContained(redisClusterWorker),
+  },
+  // Next (issue 31): HAProxy cutting idle connections, pg_terminate_backend of the worker's
+  // connections, a PostgreSQL restart, max_connections=40 with 4 workers × 300 accounts.
 ];
