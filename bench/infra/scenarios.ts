@@ -14,6 +14,7 @@ import {
   plainRoleScenario,
   writersScenario,
 } from "../../test/support/infra/pooler-scenarios.ts";
+import { pgOutageScenarios } from "../../test/support/infra/pg-outages.ts";
 import { redisClusterWorker } from "../../test/support/infra/redis-cluster.ts";
 import {
   redisSentinelFailover,
@@ -33,6 +34,7 @@ export interface Need {
 
 export const PGBOUNCER: Need = { pkg: "pgbouncer", installed: () => pgBouncerVersion() !== undefined };
 /** Sentinels and cluster nodes are redis-server's own modes: the redis-server package serves them. */
+export const HAPROXY: Need = { pkg: "haproxy", installed: () => existsSync("/usr/sbin/haproxy") };
 export const REDIS_SERVER: Need = { pkg: "redis-server", installed: () => existsSync("/usr/bin/redis-server") };
 
 /**
@@ -125,6 +127,28 @@ export const SCENARIOS: InfraScenario[] = [
     needs: [REDIS_SERVER],
     run: fromSelfContained(redisClusterWorker),
   },
-  // Next (issue 31): HAProxy cutting idle connections, pg_terminate_backend of the worker's
-  // connections, a PostgreSQL restart, max_connections=40 with 4 workers × 300 accounts.
+  {
+    name: "haproxy-idle-cut",
+    what: "HAProxy (idle timeout 20 s) between the workers and PostgreSQL: every account completes, bills exact",
+    needs: [HAPROXY],
+    run: fromSelfContained(pgOutageScenarios["haproxy-idle-cut"]!),
+  },
+  {
+    name: "pg-terminate-backend",
+    what: "pg_terminate_backend of every connection of the workers, again and again: they resume, bills exact",
+    needs: [],
+    run: fromSelfContained(pgOutageScenarios["pg-terminate-backend"]!),
+  },
+  {
+    name: "postgres-restart",
+    what: "PostgreSQL restarted during the sync: the workers resume, bills exact, no writer overlap",
+    needs: [],
+    run: fromSelfContained(pgOutageScenarios["postgres-restart"]!),
+  },
+  {
+    name: "connection-budget",
+    what: "max_connections=40, 4 workers x DATABASE_POOL_MAX 10, 300 accounts: no too many clients, work waits",
+    needs: [],
+    run: fromSelfContained(pgOutageScenarios["connection-budget"]!),
+  },
 ];

@@ -9,7 +9,7 @@ import { setMaxListeners } from "node:events";
 import { Worker, type Job } from "bullmq";
 import { loadAccounts, type AccountConfig } from "../config/accounts.ts";
 import { requireDatabaseUrl, requireRedisUrl, type Config } from "../config/index.ts";
-import { openRedis, redisReady, redisTarget, redisTlsError } from "../config/redis-connection.ts";
+import { openRedis, redisReady, redisServerName, redisTlsError } from "../config/redis-connection.ts";
 import { requireNoEviction, type EvictionPolicyCheck } from "../config/redis-policy.ts";
 import { consoleAccess, type ConsoleAccess } from "../console/access.ts";
 import { openWorkerConsole } from "../console/worker-console.ts";
@@ -21,7 +21,9 @@ import { refreshFleetGauges } from "../ops/fleet-gauges.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createLeaseKeeper } from "../store/lease-keeper.ts";
 import { loadAccountDirectory } from "../store/accounts/directory.ts";
-import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
+import { createDb, directPool, isDatabaseUnavailable } from "../store/prisma.ts";
+import { connectionBudgetWarning, readConnectionBudget } from "../store/connection-budget.ts";
+import { watchConnectionSlots } from "../store/connection-slots.ts";
 import { createAccountClients } from "./account-clients.ts";
 import { watchAccounts } from "./account-watch.ts";
 import type { WorkerContext } from "./context.ts";
@@ -105,6 +107,16 @@ async function boot(
   // one warning per outage and one line on recovery, not one line per attempt.
   const redisOutage = new OutageLog(logger, "redis", { probe: () => healthRedis.ping() });
   const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
+  // A server with every connection slot taken: connections wait for one (connection-slots.ts); the
+  // log says so once per episode, not once per refused attempt.
+  const unwatchSlots = watchConnectionSlots({
+    onWait: (w) =>
+      logger.warn(
+        { sqlstate: w.sqlstate },
+        "postgres has no connection slot free: waiting for one (see max_connections and DATABASE_POOL_MAX)",
+      ),
+    onResume: (w) => logger.info(w, "postgres connection slots free again"),
+  });
   // The jobs' account run leases: rows renewed together, no connection held for them.
   const leases = createLeaseKeeper(pgPoolConfig(databaseUrl), {
     ttlMs: config.database.runLeaseMs,
@@ -137,7 +149,9 @@ async function boot(
     redis.on("error", onRedisError({ connection: "main" }));
     eviction = await requireNoEviction(redis, redisUrl, config, logger);
     directory = await loadAccountDirectory(config, db);
+    await warnIfOverBudget(db, config.database.poolMax, logger);
   } catch (err) {
+    unwatchSlots();
     await Promise.allSettled([leases.close(), db.$disconnect()]);
     redis.disconnect();
     healthRedis.disconnect();
@@ -218,7 +232,7 @@ async function boot(
   // see it by a tiny write of this process's own key, which expires. Nothing to reset when memory is
   // freed: BullMQ, the tick and the budgets retry their writes as they would after an outage.
   const redisWrite = redisWriteProbe(healthRedis, `${prefix}:health:${config.worker.egressId}:${process.pid}`, (ok) =>
-    metrics.redisWritable(redisTarget(redisUrl), ok),
+    metrics.redisWritable(redisServerName(config, redisUrl), ok),
   );
   const workerConsole = consoleRule && openWorkerConsole(databaseUrl, consoleRule, logger, consoleConnections);
   const ops = await startOpsServer({
@@ -311,6 +325,7 @@ async function boot(
       clearTimeout(timer);
       redisOutage.close();
       postgresOutage.close();
+      unwatchSlots();
       await clients.close();
       await closeQueues(queues);
       await redis.quit().catch(() => redis.disconnect());
@@ -323,4 +338,18 @@ async function boot(
     })().finally(resolveDone));
 
   return { done, stop, metricsUrl: ops.url };
+}
+
+/** Warns when DATABASE_POOL_MAX does not fit in the slots the server has left (connection-budget.ts). */
+async function warnIfOverBudget(db: ReturnType<typeof createDb>, poolMax: number, logger: Logger): Promise<void> {
+  try {
+    const budget = await readConnectionBudget(db, Math.max(1, directPool(db)?.totalCount ?? 1));
+    const warning = connectionBudgetWarning(budget, poolMax);
+    if (warning) logger.warn({ ...budget, poolMax }, warning);
+  } catch (err) {
+    logger.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      "could not read PostgreSQL's connection budget",
+    );
+  }
 }

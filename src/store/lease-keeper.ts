@@ -76,6 +76,16 @@ interface Held {
 
 const key = (group: RunLockGroup, account: string) => `${group}:${account}`;
 
+// Leases every keeper of this process holds or is taking, by key: a lease row in this process's
+// name that none of them has is an orphan of a lost answer (takeLease's reclaimOwn).
+const inProcess = new Map<string, number>();
+const enter = (k: string) => inProcess.set(k, (inProcess.get(k) ?? 0) + 1);
+const leave = (k: string) => {
+  const n = (inProcess.get(k) ?? 1) - 1;
+  if (n > 0) inProcess.set(k, n);
+  else inProcess.delete(k);
+};
+
 /** A keeper on its own pool (one connection at most, closed when idle) to `poolConfig`'s database. */
 export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptions): LeaseKeeper {
   const pool = new pg.Pool({
@@ -93,6 +103,7 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
   const lose = (k: string, h: Held, err: Error) => {
     if (held.get(k) !== h) return;
     held.delete(k);
+    leave(k);
     h.lost.abort(err);
     if (h.fence) o.onLost?.(h.fence.account, h.fence.group, err);
   };
@@ -141,6 +152,7 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
   const letGo = async (k: string, h: Held) => {
     if (held.get(k) !== h) return;
     held.delete(k);
+    leave(k);
     // Not freed (the database away): it expires after RUN_LEASE_MS.
     if (h.fence) await releaseLease(pool, h.fence).catch(() => undefined);
   };
@@ -154,10 +166,12 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
     if (held.has(k)) return { busy: `another run of this ${o.what}` };
     const h: Held = { fence: undefined, lost: new AbortController() };
     held.set(k, h);
+    enter(k);
     try {
-      const r = await takeLease(pool, account, group, o.what, o.ttlMs);
+      const r = await takeLease(pool, account, group, o.what, o.ttlMs, inProcess.get(k) === 1);
       if ("busy" in r) {
         held.delete(k);
+        leave(k);
         return r;
       }
       h.fence = r.fence;
@@ -167,7 +181,10 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
       }
       return { k, h, ...(r.tookOverFrom ? { tookOverFrom: r.tookOverFrom } : {}) };
     } catch (err) {
-      if (held.get(k) === h && !h.fence) held.delete(k);
+      if (held.get(k) === h && !h.fence) {
+        held.delete(k);
+        leave(k);
+      }
       throw err;
     }
   };

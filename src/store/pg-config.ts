@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { parseIntoClientConfig } from "pg-connection-string";
 import { ConfigError } from "../config/index.ts";
+import { connectWaitingForSlot } from "./connection-slots.ts";
 
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
 export type SslMode = (typeof SSL_MODES)[number];
@@ -96,26 +97,77 @@ export function pgConnectionConfig(databaseUrl: string): pg.ClientConfig {
   return config;
 }
 
+export interface PgPoolOptions {
+  /** How long one connection waits for a free slot in all before failing (default 10 minutes). */
+  maxSlotWaitMs?: number;
+}
+
+// pg.Client's state of a connection attempt. A failed attempt leaves it "already connected" and
+// pg has no reconnect; waiting for a slot needs the same client (the pool counts it) to try again.
+interface AttemptState {
+  connection: NodeJS.EventEmitter & { stream: { destroy(): void } };
+  _connecting: boolean;
+  _connected: boolean;
+  _connectionError: boolean;
+  _ended: boolean;
+  _queryable: boolean;
+}
+
 /**
- * pg's pool config for `databaseUrl` (pgConnectionConfig), whose clients turn a TLS failure on
- * connecting into a DatabaseTlsError with the one-line fix.
+ * pg's pool config for `databaseUrl` (pgConnectionConfig), whose clients
+ * - wait for a free connection slot when the server refuses one (SQLSTATE 53300/53400: max_connections
+ *   or a CONNECTION LIMIT used up) instead of failing the query (connection-slots.ts);
+ * - turn a TLS failure on connecting into a DatabaseTlsError with the one-line fix.
  */
-export function pgPoolConfig(databaseUrl: string): pg.PoolConfig {
+export function pgPoolConfig(databaseUrl: string, o: PgPoolOptions = {}): pg.PoolConfig {
   const config = pgConnectionConfig(databaseUrl);
   const plan = plans.get(config);
-  if (!plan) return config;
-  const known: TlsPlan = plan;
   type Callback = ((err: Error) => void) | ((err: null, c: pg.Client) => void);
-  class TlsExplainingClient extends pg.Client {
+  class PoolClient extends pg.Client {
+    private readonly attemptConfig: pg.ClientConfig;
+    constructor(c: pg.ClientConfig) {
+      super(c);
+      this.attemptConfig = c;
+      // A connection lost while a caller holds the client between statements (a transaction's JS,
+      // say) emits "error" with no query to fail, and pg-pool listens only while the client is idle:
+      // unheard, the event would end the process. The holder's next statement fails instead.
+      this.on("error", () => undefined);
+    }
     override connect(): Promise<pg.Client>;
     override connect(callback: Callback): void;
     override connect(callback?: Callback): Promise<pg.Client> | void {
-      if (!callback) return super.connect().catch((err: unknown) => Promise.reject(explain(err, known)));
+      const connected = connectWaitingForSlot(
+        () => super.connect().then(() => undefined),
+        () => this.resetAttempt(),
+        o.maxSlotWaitMs,
+      ).then(
+        () => this as pg.Client,
+        (err: unknown) => Promise.reject(plan ? explain(err, plan) : err),
+      );
+      if (!callback) return connected;
       const done = callback as (err: Error | null, c?: pg.Client) => void;
-      super.connect((err: Error | null, c?: pg.Client) => done(err ? explain(err, known) : null, c));
+      connected.then(
+        (c) => done(null, c),
+        (err: Error) => done(err),
+      );
+    }
+    /** Readies this client for another attempt: the refused connection's socket and listeners go. */
+    private resetAttempt(): void {
+      const self = this as unknown as AttemptState;
+      const refused = self.connection;
+      refused.removeAllListeners();
+      refused.on("error", () => undefined);
+      refused.stream.destroy();
+      // A client never connected has a fresh Connection with the same options (TLS, keep-alive).
+      self.connection = (new pg.Client(this.attemptConfig) as unknown as AttemptState).connection;
+      self._connecting = false;
+      self._connected = false;
+      self._connectionError = false;
+      self._ended = false;
+      self._queryable = true;
     }
   }
-  return { ...config, Client: TlsExplainingClient as unknown as NonNullable<pg.PoolConfig["Client"]> };
+  return { ...config, Client: PoolClient as unknown as NonNullable<pg.PoolConfig["Client"]> };
 }
 
 /**

@@ -80,6 +80,8 @@ const CONNECTION_LOST_MESSAGE = new RegExp(
     "Connection terminated due to connection timeout",
     "terminating connection due to administrator command",
     "the database system is (starting up|shutting down|in recovery mode)",
+    // A statement on a held client whose connection died between statements (pg-config.ts).
+    "Client has encountered a connection error and is not queryable",
   ].join("|"),
 );
 

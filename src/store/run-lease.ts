@@ -114,6 +114,12 @@ export async function takeLease(
   group: RunLockGroup,
   what: string,
   ttlMs: number,
+  /**
+   * No lease keeper of this process holds or is taking this lease besides the caller: a live lease
+   * held in this process's name as this `what` is then an orphan (a take whose answer was lost with
+   * its connection, or a release that never arrived) and is taken over at once, by its token.
+   */
+  reclaimOwn = false,
 ): Promise<TakeResult> {
   const me = thisProcess();
   const holder = `${me.host} pid ${me.pid} ${what}`;
@@ -144,6 +150,17 @@ export async function takeLease(
   // Released or expired between the two statements: one more try settles it.
   if (!held) {
     const again = await take(null);
+    return again === undefined ? { busy: "another process" } : { fence: { account, group, token: again } };
+  }
+  const ours =
+    reclaimOwn &&
+    held.holder === holder &&
+    me.namespace !== null &&
+    held.holder_namespace === me.namespace &&
+    held.holder_pid === me.pid &&
+    held.holder_started === me.started;
+  if (ours) {
+    const again = await take(held.token);
     return again === undefined ? { busy: "another process" } : { fence: { account, group, token: again } };
   }
   if (!isProvablyGone({ namespace: held.holder_namespace, pid: held.holder_pid, started: held.holder_started }))

@@ -44,6 +44,38 @@ describe("isDatabaseUnavailable", () => {
     }
   });
 
+  it("a connection terminated while its client is held between statements: no crash, the next statement is 'unavailable'", async () => {
+    const database = await createTestDatabase();
+    const db = createDb(database.url);
+    const admin = createDb(database.url);
+    try {
+      // Held as a transaction holds it: pg emits "error" on the client with no query to fail.
+      const client = await directPool(db)!.connect();
+      const [{ pid }] = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows as [
+        { pid: number },
+      ];
+      await admin.$queryRawUnsafe("SELECT pg_terminate_backend($1::int)", pid);
+      await new Promise((r) => setTimeout(r, 300));
+      const err = await client.query("SELECT 1").catch((e: unknown) => e);
+      client.release(err as Error);
+      expect(isDatabaseUnavailable(err)).toBe(true);
+      // Through Prisma's interactive transaction the same way.
+      const txErr = await db
+        .$transaction(async (tx) => {
+          const [row] = await tx.$queryRawUnsafe<{ pid: number }[]>("SELECT pg_backend_pid() AS pid");
+          await admin.$queryRawUnsafe("SELECT pg_terminate_backend($1::int)", row!.pid);
+          await new Promise((r) => setTimeout(r, 300));
+          await tx.$queryRawUnsafe("SELECT 1");
+        })
+        .catch((e: unknown) => e);
+      expect(isDatabaseUnavailable(txErr)).toBe(true);
+    } finally {
+      await db.$disconnect();
+      await admin.$disconnect();
+      await database.drop();
+    }
+  });
+
   it("classifies errors of the pg pool the bills write uses directly the same way", async () => {
     const gone = createDb(`postgresql://postgres@127.0.0.1:${await freePort()}/postgres`);
     try {

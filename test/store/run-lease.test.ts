@@ -198,6 +198,17 @@ describe("account run leases", () => {
     await expect(lease("elsewhere", ["bills"])).rejects.toThrow(AccountBusyError);
   });
 
+  it("take over at once a lease in this process's name that none of its keepers holds (a take whose answer was lost)", async () => {
+    // The take commits, and its answer is lost with the connection: the row names this process.
+    const lost = await takeLease(pool, "lost-answer", "bills", "test", 30_000);
+    expect("fence" in lost).toBe(true);
+    const again = await lease("lost-answer", ["bills"]);
+    expect(again.fences.bills!.token).not.toBe((lost as { fence: RunFence }).fence.token);
+    // While a keeper of this process holds it, another keeper of the process is told it is busy.
+    await expect(lease("lost-answer", ["bills"])).rejects.toThrow(AccountBusyError);
+    await again.release();
+  });
+
   it("mark the group's runs left running by a dead process interrupted, and no others", async () => {
     const dead = await startRun(t.db, { accountName: "r", stream: "bills" });
     const deadBackfill = await startRun(t.db, { accountName: "r", stream: "bills-backfill:1-2" });
