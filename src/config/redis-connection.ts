@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
 import { ConfigError, type Config } from "./index.ts";
+import { EXPIRED, HOST_MISMATCH, UNVERIFIED } from "./tls-verify-errors.ts";
 
 /** What of the configuration a connection is made from. */
 export type RedisConfig = Pick<Config, "redisUrl" | "redis">;
@@ -131,22 +132,6 @@ function readCaFile(path: string): string {
     throw new ConfigError(`REDIS_TLS_CA_FILE=${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   return text;
 }
-
-// OpenSSL's verification results as Node reports them (err.code).
-const HOST_MISMATCH = new Set(["ERR_TLS_CERT_ALTNAME_INVALID", "HOSTNAME_MISMATCH"]);
-const EXPIRED = new Set(["CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID"]);
-const UNVERIFIED = new Set([
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_SIGNATURE_FAILURE",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "INVALID_CA",
-  "INVALID_PURPOSE",
-]);
 
 /**
  * The one-line RedisTlsError for a connection error of `url` when it is a TLS failure, else

@@ -7,6 +7,7 @@ import pg from "pg";
 import { parseIntoClientConfig } from "pg-connection-string";
 import { ConfigError } from "../config/index.ts";
 import { connectWaitingForSlot } from "./connection-slots.ts";
+import { EXPIRED, HOST_MISMATCH, UNVERIFIED } from "../config/tls-verify-errors.ts";
 
 export const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
 export type SslMode = (typeof SSL_MODES)[number];
@@ -180,22 +181,6 @@ export function tlsFailure(error: unknown, config: pg.ClientConfig): DatabaseTls
   const e = explain(error, plan);
   return e instanceof DatabaseTlsError ? e : undefined;
 }
-
-// OpenSSL's verification results as Node reports them (err.code).
-const HOST_MISMATCH = new Set(["ERR_TLS_CERT_ALTNAME_INVALID", "HOSTNAME_MISMATCH"]);
-const EXPIRED = new Set(["CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID"]);
-const UNVERIFIED = new Set([
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "CERT_SIGNATURE_FAILURE",
-  "CERT_UNTRUSTED",
-  "CERT_REJECTED",
-  "INVALID_CA",
-  "INVALID_PURPOSE",
-]);
 
 function explain(error: unknown, plan: TlsPlan): Error {
   if (!(error instanceof Error)) return new Error(String(error));
