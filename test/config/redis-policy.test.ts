@@ -5,26 +5,13 @@
 // ElastiCache does) the policy is read from INFO and still refused; where an ACL refuses INFO too the
 // refusal says it could not be determined. REDIS_ACCEPT_EVICTION_POLICY lets exactly the named policy
 // through, with a JSON warning in the log.
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/index.ts";
 import { openRedis, type RedisClient } from "../../src/config/redis-connection.ts";
 import { readEvictionPolicy, RedisEvictionPolicyError, requireNoEviction } from "../../src/config/redis-policy.ts";
 import { commandBudgetGates } from "../../src/exchange/budget-gates.ts";
-import { createLogger } from "../../src/log/logger.ts";
 import { redisServerFeatures, startConfiguredRedis, type ConfiguredRedis } from "../support/configured-redis.ts";
-
-/** A JSON logger whose lines are kept. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return { logger: createLogger("info", { format: "json", destination }), lines };
-}
+import { capturingLogger } from "../support/capturing-logger.ts";
 
 const servers: Record<string, ConfiguredRedis> = {};
 const clients: RedisClient[] = [];

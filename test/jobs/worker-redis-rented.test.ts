@@ -5,7 +5,6 @@
 // "IMPORTANT! Eviction policy" line on the console; and a Redis out of memory (a small maxmemory,
 // noeviction, filled) turns /healthz unhealthy naming Redis OOM and ledger_sync_redis_writable to
 // 0, until the filler is deleted: then healthy again and syncing, with no restart.
-import { Writable } from "node:stream";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../src/config/index.ts";
@@ -16,6 +15,7 @@ import type { HealthReport } from "../../src/ops/health.ts";
 import { sandboxExchangeEnv } from "../../src/sandbox/index.ts";
 import { redisServerFeatures, startConfiguredRedis, type ConfiguredRedis } from "../support/configured-redis.ts";
 import { useWorkerServices } from "../support/worker-services.ts";
+import { capturingLogger } from "../support/capturing-logger.ts";
 
 const services = useWorkerServices(313);
 const started: ConfiguredRedis[] = [];
@@ -47,18 +47,6 @@ function workerConfig(redisUrl: string, account: string, env: Record<string, str
     BILLS_INTERVAL_MS: "200",
     ...env,
   });
-}
-
-/** A JSON logger whose lines are kept. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return { logger: createLogger("info", { format: "json", destination }), lines };
 }
 
 /** Polls `read` until `done` says so (at most `tries` times, 100 ms apart); returns the last value. */

@@ -3,7 +3,6 @@
 // gate's scripts run, and no log line says CROSSSLOT; QUEUE_PREFIX=ledger-sync is refused at start
 // naming the hash tag; and the cluster named without REDIS_CLUSTER=on is refused at start.
 // Shared by test/jobs/worker-redis-cluster.test.ts and the infrastructure runner.
-import { Writable } from "node:stream";
 import { Redis } from "ioredis";
 import { ConfigError, loadConfig } from "../../../src/config/index.ts";
 import { startWorker } from "../../../src/jobs/worker.ts";
@@ -12,18 +11,7 @@ import { sandboxExchangeEnv, startSandbox } from "../../../src/sandbox/index.ts"
 import { startRedisCluster } from "../redis-cluster.ts";
 import { until } from "../redis-sentinel.ts";
 import { scenarioDatabase, type RedisScenarioOptions, type RedisScenarioResult } from "./redis-failover.ts";
-
-/** A JSON logger whose lines are kept. */
-function capturingLogger() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
-      done();
-    },
-  });
-  return { logger: createLogger("info", { format: "json", destination }), lines };
-}
+import { capturingLogger } from "../capturing-logger.ts";
 
 export async function redisClusterWorker(o: RedisScenarioOptions): Promise<RedisScenarioResult> {
   const bills = o.small ? 50 : 5000;
