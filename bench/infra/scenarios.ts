@@ -24,6 +24,7 @@ import {
   type RedisScenarioOptions,
   type RedisScenarioResult,
 } from "../../test/support/infra/redis-failover.ts";
+import { redisMemorySoak } from "../../test/support/infra/redis-soak.ts";
 import type { InfraServices, ScenarioOutcome } from "../../test/support/infra/scenario.ts";
 
 /** A Debian package a scenario starts, and how to tell it is installed. */
@@ -120,6 +121,14 @@ export const SCENARIOS: InfraScenario[] = [
     what: "kill -9 of the Redis master during a worker's backfill: it resumes, bills exact",
     needs: [REDIS_SERVER],
     run: fromSelfContained(redisSentinelKillBackfill),
+  },
+  {
+    name: "redis-memory-soak",
+    what:
+      "2 workers, a fleet whose bills keep coming, Redis used_memory and DBSIZE sampled for INFRA_SOAK_MINUTES " +
+      "(default 20): bytes per account grow under 10% after the warm-up",
+    needs: [REDIS_SERVER],
+    run: fromSelfContained(redisMemorySoak),
   },
   {
     name: "redis-cluster",

@@ -9,15 +9,16 @@ import { isDeepStrictEqual } from "node:util";
 import { Queue, Worker } from "bullmq";
 import { loadConfig } from "../../../src/config/index.ts";
 import { openRedis, type RedisClient } from "../../../src/config/redis-connection.ts";
-import { startWorker, type RunningWorker } from "../../../src/jobs/worker.ts";
-import { createLogger } from "../../../src/log/logger.ts";
 import { sandboxExchangeEnv, startSandbox } from "../../../src/sandbox/index.ts";
 import pg from "pg";
 import { migrateDeploy } from "../../../src/store/migrate/index.ts";
 import { createDb, type Db } from "../../../src/store/prisma.ts";
 import { createMigratedDb } from "../migrated-db.ts";
 import { startRedisSentinel, until, type RedisSentinelSet } from "../redis-sentinel.ts";
+import { freePort, startCli, type Proc } from "../processes.ts";
 import { asRows, storedBills } from "../sandbox-sync.ts";
+import { overlappingRuns } from "./books.ts";
+import { lastLine, stopProc } from "./scenario.ts";
 
 export interface RedisScenarioOptions {
   /** CI size (fewer jobs) rather than the runner's. */
@@ -138,12 +139,15 @@ async function sentinelScenario(fault: "failover" | "kill", o: RedisScenarioOpti
 }
 
 /**
- * The worker (src/jobs/worker.ts, in this process) configured with REDIS_SENTINELS backfills an
- * account; the fault comes once a quarter of the bills are stored. The books must end exact.
+ * Two worker processes (`ledger-sync worker`) configured with REDIS_SENTINELS backfill an account;
+ * the fault comes once a quarter of the bills are stored. The books must end exact, the exchange's
+ * weight limit never refused a request (its 429 count, the sandbox's `rateLimited`, is 0), and no two
+ * runs of the account's bills or snapshots overlap in sync_runs (one writer at a time).
  */
 async function workerScenario(fault: "failover" | "kill", o: RedisScenarioOptions): Promise<RedisScenarioResult> {
   const title = fault === "failover" ? "SENTINEL FAILOVER" : "kill -9 of the master";
   const account = "failover";
+  const workerCount = 2;
   // Small enough for CI; the exchange's weight budget makes the backfill last several seconds.
   const billCount = o.small ? 12_000 : 60_000;
   const limits = { ipWeight: 200, uidWeight: 150, windowMs: 1000 };
@@ -153,10 +157,10 @@ async function workerScenario(fault: "failover" | "kill", o: RedisScenarioOption
     throw err;
   });
   const sandbox = await startSandbox({ seed: 41, billCount, limits });
-  let worker: RunningWorker | undefined;
+  const workers: Proc[] = [];
   try {
     const truth = sandbox.truth();
-    const config = loadConfig({
+    const env: Record<string, string> = {
       ...sandboxExchangeEnv(sandbox.url),
       ACCOUNT_NAME: account,
       BACKFILL_FROM: String(truth[0]!.cTimeMs),
@@ -164,13 +168,16 @@ async function workerScenario(fault: "failover" | "kill", o: RedisScenarioOption
       REDIS_URL: "redis://127.0.0.1:1",
       REDIS_SENTINELS: set.sentinels,
       REDIS_SENTINEL_NAME: set.name,
-      METRICS_PORT: "0",
       BILLS_INTERVAL_MS: "1000",
       RATE_LIMIT_IP_WEIGHT: String(limits.ipWeight),
       RATE_LIMIT_UID_WEIGHT: String(limits.uidWeight),
       RATE_LIMIT_WINDOW_MS: String(limits.windowMs),
       JOB_LOCK_DURATION_MS: "3000",
-    });
+      LOG_LEVEL: "warn",
+      LOG_FORMAT: "json",
+      SHUTDOWN_TIMEOUT_MS: "5000",
+    };
+    loadConfig(env); // refused here, with its reason, rather than by both processes
     const count = async () =>
       Number(
         (
@@ -181,12 +188,23 @@ async function workerScenario(fault: "failover" | "kill", o: RedisScenarioOption
         )[0]!.n,
       );
     const startedAt = Date.now();
-    worker = await startWorker(config, createLogger("silent"));
+    for (let i = 0; i < workerCount; i++)
+      workers.push(startCli(["worker"], { ...env, METRICS_PORT: String(await freePort()) }));
     const failures: string[] = [];
-    await until(async () => (await count()) >= truth.length / 4, 60_000, "the backfill did not get under way");
+    const exitedEarly = () => workers.findIndex((w) => w.child.exitCode !== null || w.child.signalCode !== null);
+    // A worker that exits at start (its configuration refused) ends the wait at once, naming why.
+    await until(
+      async () => exitedEarly() !== -1 || (await count()) >= truth.length / 4,
+      60_000,
+      "the backfill did not get under way",
+    );
+    const deadAtStart = exitedEarly();
+    if (deadAtStart !== -1)
+      throw new Error(`worker ${deadAtStart} exited: ${lastLine(workers[deadAtStart]!.output())}`);
     const oldMaster = await set.masterPort();
     const faultAt = Date.now();
     const atFault = await count();
+    const refusedBeforeFault = sandbox.stats().rateLimited;
     if (fault === "failover") await set.failover();
     else await set.kill(oldMaster);
     const newMaster = await set.waitForNewMaster(oldMaster);
@@ -212,19 +230,28 @@ async function workerScenario(fault: "failover" | "kill", o: RedisScenarioOption
     await until(async () => (stored = await count()) >= truth.length, 120_000, "the backfill did not complete").catch(
       (err: Error) => failures.push(err.message),
     );
-    await worker.stop("scenario done");
-    worker = undefined;
+    const dead = exitedEarly();
+    if (dead !== -1) failures.push(`worker ${dead} exited during the run: ${lastLine(workers[dead]!.output())}`);
+    for (const [i, w] of workers.entries())
+      if (!(await stopProc(w, 15_000))) failures.push(`worker ${i} did not stop on SIGTERM`);
     const exact = isDeepStrictEqual(await storedBills(database.db, account), asRows(truth));
     if (!exact) failures.push(`the stored bills differ from the exchange's (${stored} of ${truth.length})`);
+    const stats = sandbox.stats();
+    if (stats.rateLimited > 0) failures.push(`the exchange refused ${stats.rateLimited} requests for their weight`);
+    const overlaps = await overlappingRuns(database.url);
+    for (const ov of overlaps.slice(0, 3)) failures.push(`overlap ${ov.account} ${ov.group}: ${ov.runs}`);
     const resumed = resumedAt === undefined ? "never" : `${((resumedAt - faultAt) / 1000).toFixed(1)} s`;
     const line =
-      `redis-sentinel ${title} during backfill: resumed in ${resumed}, bills ${stored} of ${truth.length}, ` +
-      `bills ${exact ? "exact" : "NOT exact"}` +
+      `redis-sentinel ${title} during backfill, ${workerCount} workers: resumed in ${resumed}, ` +
+      `bills ${stored} of ${truth.length}, bills ${exact ? "exact" : "NOT exact"}, ` +
+      `weight refusals (429) ${stats.rateLimited} (${refusedBeforeFault} before the fault), peak UID weight ${stats.maxUidWeightInWindow}/${limits.uidWeight}, ` +
+      `overlapping runs ${overlaps.length}` +
       (failures.length > 0 ? `; FAILED: ${failures.join("; ")}` : "");
     o.log(line);
     return { ok: failures.length === 0, line };
   } finally {
-    await worker?.stop("scenario failed").catch(() => undefined);
+    for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.signal("SIGKILL");
+    await Promise.all(workers.map((w) => w.exited));
     await sandbox.close();
     await database.close();
     await set.stop();
