@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { startRedisServer } from "../src/local-services/redis.ts";
+import { deleteRedisKeys } from "../test/support/infra/scenario.ts";
 import { runScope, type Cleanup } from "./cleanup.ts";
 
 let server: Promise<string> | undefined;
@@ -27,19 +28,8 @@ export interface BenchRedis {
 export async function benchRedis(scope: Cleanup): Promise<BenchRedis> {
   const url = await benchRedisUrl();
   const prefix = `ls_bench_${randomBytes(4).toString("hex")}`;
-  scope.add(`delete Redis keys ${prefix}*`, async () => {
-    const client = new Redis(url, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = "0";
-      do {
-        const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-        if (keys.length > 0) await client.del(...keys);
-        cursor = next;
-      } while (cursor !== "0");
-    } finally {
-      client.disconnect();
-    }
-  });
+  scope.add(`delete Redis keys ${prefix}*`, () => deleteRedisKeys(url, prefix));
+
   return { url, prefix };
 }
 

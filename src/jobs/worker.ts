@@ -21,8 +21,8 @@ import { refreshFleetGauges } from "../ops/fleet-gauges.ts";
 import { createMetrics } from "../ops/metrics.ts";
 import { createLeaseKeeper } from "../store/lease-keeper.ts";
 import { loadAccountDirectory } from "../store/accounts/directory.ts";
-import { createDb, directPool, isDatabaseUnavailable } from "../store/prisma.ts";
-import { connectionBudgetWarning, readConnectionBudget } from "../store/connection-budget.ts";
+import { createDb, isDatabaseUnavailable } from "../store/prisma.ts";
+import { warnIfOverBudget } from "../store/connection-budget.ts";
 import { watchConnectionSlots } from "../store/connection-slots.ts";
 import { createAccountClients } from "./account-clients.ts";
 import { watchAccounts } from "./account-watch.ts";
@@ -338,18 +338,4 @@ async function boot(
     })().finally(resolveDone));
 
   return { done, stop, metricsUrl: ops.url };
-}
-
-/** Warns when DATABASE_POOL_MAX does not fit in the slots the server has left (connection-budget.ts). */
-async function warnIfOverBudget(db: ReturnType<typeof createDb>, poolMax: number, logger: Logger): Promise<void> {
-  try {
-    const budget = await readConnectionBudget(db, Math.max(1, directPool(db)?.totalCount ?? 1));
-    const warning = connectionBudgetWarning(budget, poolMax);
-    if (warning) logger.warn({ ...budget, poolMax }, warning);
-  } catch (err) {
-    logger.warn(
-      { err: err instanceof Error ? err.message : String(err) },
-      "could not read PostgreSQL's connection budget",
-    );
-  }
 }

@@ -2,7 +2,8 @@
 // and told as a warning when it does not: a fleet whose pools add up to more than max_connections
 // waits for slots (connection-slots.ts) instead of failing, but the sizing rule says how to avoid
 // the wait (docs/design/connections.md).
-import type { Db } from "./prisma.ts";
+import type { Logger } from "pino";
+import { directPool, type Db } from "./prisma.ts";
 
 export interface ConnectionBudget {
   maxConnections: number;
@@ -85,4 +86,18 @@ export function connectionBudgetWarning(b: ConnectionBudget, poolMax: number): s
     "transaction pooler (PgBouncer) in front. Through a pooler these figures are its server's, and the " +
     "pooler's own limits are what count"
   );
+}
+
+/** Logs a warning when DATABASE_POOL_MAX does not fit in the slots the server has left (at start). */
+export async function warnIfOverBudget(db: Db, poolMax: number, logger: Logger): Promise<void> {
+  try {
+    const budget = await readConnectionBudget(db, Math.max(1, directPool(db)?.totalCount ?? 1));
+    const warning = connectionBudgetWarning(budget, poolMax);
+    if (warning) logger.warn({ ...budget, poolMax }, warning);
+  } catch (err) {
+    logger.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      "could not read PostgreSQL's connection budget",
+    );
+  }
 }

@@ -473,71 +473,57 @@ export const haproxyIdleCut: PgOutageScenario = (o) => {
   );
 };
 
+/** The fleet of the fault scenarios (terminate, restart): CI's 20 accounts, or the issue's 300. */
+const faultFleet = (o: ScenarioOptions) => ({
+  accounts: o.small ? 20 : 300,
+  billsPerAccount: 150,
+  workers: o.small ? 2 : 4,
+  poolMax: o.small ? 4 : 10,
+  requestsPerSecond: o.small ? 15 : 60,
+  billsIntervalMs: RETRY_INTERVAL_MS,
+});
+
 /** pg_terminate_backend of every backend of the workers' role (pool and lease connections), repeatedly, mid-sync. */
 export const terminateBackends: PgOutageScenario = (o) => {
   const rounds = o.small ? 4 : 12;
-  return run(
-    `pg_terminate_backend x${rounds}`,
-    o,
-    {
-      accounts: o.small ? 20 : 300,
-      billsPerAccount: o.small ? 150 : 150,
-      workers: o.small ? 2 : 4,
-      poolMax: o.small ? 4 : 10,
-      requestsPerSecond: o.small ? 15 : 60,
-      billsIntervalMs: RETRY_INTERVAL_MS,
-    },
-    async (f) => {
-      await f.startWorkers();
-      const resumed: (number | undefined)[] = [];
-      let killed = 0;
-      for (let k = 0; k < rounds; k++) {
-        await reached(f, (0.5 * (k + 1)) / (rounds + 1));
-        const rows = await adminRows<{ n: string }>(
-          f.adminUrl,
-          `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n
+  return run(`pg_terminate_backend x${rounds}`, o, faultFleet(o), async (f) => {
+    await f.startWorkers();
+    const resumed: (number | undefined)[] = [];
+    let killed = 0;
+    for (let k = 0; k < rounds; k++) {
+      await reached(f, (0.5 * (k + 1)) / (rounds + 1));
+      const rows = await adminRows<{ n: string }>(
+        f.adminUrl,
+        `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) AS n
            FROM pg_stat_activity
            WHERE usename = $1 AND pid <> pg_backend_pid()`,
-          [ROLE],
-        );
-        const at = Date.now();
-        killed += Number(rows[0]!.n);
-        // Progress counted from the fault on: what committed before it does not count as resuming.
-        resumed.push(await resumeSeconds(f, await progressNow(f), at));
-      }
-      o.log(`terminated ${killed} backends in ${rounds} rounds`);
-      return { resumed, extra: () => `, backends terminated ${killed}`, ok: () => killed > 0 };
-    },
-  );
+        [ROLE],
+      );
+      const at = Date.now();
+      killed += Number(rows[0]!.n);
+      // Progress counted from the fault on: what committed before it does not count as resuming.
+      resumed.push(await resumeSeconds(f, await progressNow(f), at));
+    }
+    o.log(`terminated ${killed} backends in ${rounds} rounds`);
+    return { resumed, extra: () => `, backends terminated ${killed}`, ok: () => killed > 0 };
+  });
 };
 
 /** `pg_ctl restart -m fast` (every connection cut, the server down for the restart) during the backfill. */
 export const postgresRestart: PgOutageScenario = (o) => {
   const restarts = o.small ? 1 : 3;
-  return run(
-    `postgres restart x${restarts}`,
-    o,
-    {
-      accounts: o.small ? 20 : 300,
-      billsPerAccount: 150,
-      workers: o.small ? 2 : 4,
-      poolMax: o.small ? 4 : 10,
-      requestsPerSecond: o.small ? 15 : 60,
-      billsIntervalMs: RETRY_INTERVAL_MS,
-    },
-    async (f) => {
-      await f.startWorkers();
-      const resumed: (number | undefined)[] = [];
-      for (let k = 0; k < restarts; k++) {
-        await reached(f, (0.6 * (k + 1)) / (restarts + 1));
-        await f.pg.stop("fast");
-        await f.pg.start();
-        const up = Date.now();
-        resumed.push(await resumeSeconds(f, await progressNow(f), up));
-      }
-      return { resumed };
-    },
-  );
+  return run(`postgres restart x${restarts}`, o, faultFleet(o), async (f) => {
+    await f.startWorkers();
+    const resumed: (number | undefined)[] = [];
+    for (let k = 0; k < restarts; k++) {
+      await reached(f, (0.6 * (k + 1)) / (restarts + 1));
+      await f.pg.stop("fast");
+      await f.pg.start();
+      const up = Date.now();
+      resumed.push(await resumeSeconds(f, await progressNow(f), up));
+    }
+    return { resumed };
+  });
 };
 
 /**
@@ -555,7 +541,7 @@ export const connectionBudget: PgOutageScenario = (o) => {
     o,
     {
       accounts: o.small ? 20 : 300,
-      billsPerAccount: o.small ? 60 : 60,
+      billsPerAccount: 60,
       workers,
       poolMax,
       maxConnections,

@@ -37,22 +37,25 @@ export class Teardown {
   }
 }
 
+/** Deletes every key of `url`'s Redis that starts with `prefix` (a scenario's or a bench's own). */
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      if (keys.length > 0) await client.del(...keys);
+      cursor = next;
+    } while (cursor !== "0");
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** A fresh QUEUE_PREFIX whose keys the teardown deletes. */
 export function redisPrefix(url: string, teardown: Teardown): string {
   const prefix = `ls_infra_${randomBytes(4).toString("hex")}`;
-  teardown.add(async () => {
-    const client = new Redis(url, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = "0";
-      do {
-        const [next, keys] = await client.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-        if (keys.length > 0) await client.del(...keys);
-        cursor = next;
-      } while (cursor !== "0");
-    } finally {
-      client.disconnect();
-    }
-  });
+  teardown.add(() => deleteRedisKeys(url, prefix));
   return prefix;
 }
 
