@@ -22,6 +22,12 @@ export async function runQueued({
   plans,
   redisUrl,
 }: RunArgs & { redisUrl: string }): Promise<BackfillOutcome> {
+  // Listening for Ctrl-C from the first moment: a signal during the Redis checks below (or in a
+  // worker of this process, which stops on it) must still end the watching, never leave it waiting
+  // for windows no worker will run.
+  const stopped = new AbortController();
+  const onSignal = () => stopped.abort();
+  process.once("SIGINT", onSignal);
   const redis = openRedis(config, { url: redisUrl, maxRetriesPerRequest: null });
   const redisOutage = new OutageLog(logger, "redis", { probe: () => redis.ping() });
   const onRedisError = (err: Error) =>
@@ -34,6 +40,7 @@ export async function runQueued({
     redis.on("error", onRedisError);
     eviction = await requireNoEviction(redis, redisUrl, config, logger);
   } catch (err) {
+    process.off("SIGINT", onSignal);
     redisOutage.close();
     redis.disconnect();
     throw err;
@@ -43,9 +50,6 @@ export async function runQueued({
   const postgresOutage = new OutageLog(logger, "postgres", { probe: () => db.$queryRawUnsafe("SELECT 1") });
   queue.onError(onRedisError);
   const reporter = new ProgressReporter("backfill");
-  const stopped = new AbortController();
-  const onSignal = () => stopped.abort();
-  process.once("SIGINT", onSignal);
   try {
     const windows = plans.flatMap((p) => p.windows);
     await queue.enqueue(windows);
