@@ -56,7 +56,9 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
       await rename(partial, path);
     },
     discard: async () => {
-      if (!stream.closed) await once(stream.destroy(), "close");
+      // Waits for "close" alone: a stream the interrupted pipeline destroyed emits its AbortError
+      // just before, and `once(stream, "close")` would reject with that, hiding why the export ended.
+      if (!stream.closed) await new Promise((done) => stream.destroy().once("close", done));
       await unlink(partial).catch(() => undefined);
     },
   };
