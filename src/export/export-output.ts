@@ -58,7 +58,7 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
     discard: async () => {
       // Waits for "close" alone: a stream the interrupted pipeline destroyed emits its AbortError
       // just before, and `once(stream, "close")` would reject with that, hiding why the export ended.
-      if (!stream.closed) await new Promise((done) => stream.destroy().once("close", done));
+      if (!stream.closed) await new Promise<void>((done) => stream.destroy().once("close", () => done()));
       await unlink(partial).catch(() => undefined);
     },
   };
