@@ -9,6 +9,7 @@ import { requireNoEviction } from "../config/redis-policy.ts";
 import type { Logger } from "../log/logger.ts";
 import { localWeightGate } from "./client-from-config.ts";
 import { CatchUpShareGate } from "./catch-up-share.ts";
+import { RedisReconnections } from "./redis-reconnections.ts";
 import { RedisWeightGate } from "./redis-weight-gate.ts";
 import { HeldBackMark, type WeightGate } from "./weight-gate.ts";
 
@@ -39,6 +40,13 @@ export function redisBudgetGates(config: Config, redis: RedisClient, logger: Log
   // Any account's request held back by the egress's IP budget tells every account of this process
   // that the budget sets the pace (their clients stop sending ahead: no hedges, one window at a time).
   const ipPressure = new HeldBackMark();
+  const reconnections = new RedisReconnections(redis, () =>
+    logger.warn(
+      { holdMs: config.rateLimit.windowMs },
+      "Redis reconnected: the exchange's weight budgets send nothing for one window, " +
+        "as Redis may have forgotten charges (a failover, a restart)",
+    ),
+  );
   const share = new RedisWeightGate({
     redis,
     ip: { key: `${prefix}:weight:catch-up:${egress}`, limit: shareLimit },
@@ -46,6 +54,7 @@ export function redisBudgetGates(config: Config, redis: RedisClient, logger: Log
     windowMs: config.rateLimit.windowMs,
     maxInFlightMs: config.exchange.timeoutMs,
     onBackgroundError: onBackgroundError("(catching up)"),
+    reconnections,
   });
   const mains: RedisWeightGate[] = [];
   return {
@@ -60,6 +69,7 @@ export function redisBudgetGates(config: Config, redis: RedisClient, logger: Log
           windowMs: config.rateLimit.windowMs,
           maxInFlightMs: config.exchange.timeoutMs,
           onBackgroundError: onBackgroundError(account),
+          reconnections,
         });
         mains.push(main);
         gate = new CatchUpShareGate(main, share);
@@ -68,6 +78,7 @@ export function redisBudgetGates(config: Config, redis: RedisClient, logger: Log
       return gate;
     },
     close: async () => {
+      reconnections.close();
       await Promise.allSettled([...mains, share].map((g) => g.drain()));
     },
   };

@@ -143,16 +143,27 @@ return { 1, 0, tostring(used[1]), tostring(used[2]), fmt(now), num(allowances[1]
  * 2 uid member, 3 may-still-arrive ms, 4 key TTL ms, 5 ip limit, 6 uid limit, 7 growth,
  * 8 allowance memory ms. The sum is unchanged (the charge stays); its key keeps the set's lifetime.
  * Answered (may-still-arrive 0), the allowance grows as allowance.ts says.
- * XX: a charge that already expired (or was released) is not resurrected.
+ * A charge Redis no longer has (forgotten in a failover or a restart, see redis-reconnections.ts)
+ * is put back: its request was sent. (A released charge is never settled; one that expired, past
+ * the request timeout plus a window, comes back for one window: the safe side.)
  */
 export const SETTLE_SCRIPT = `${PRELUDE}
 local delay = tonumber(ARGV[3])
 local at = fmt(now_us() + delay * 1000)
 local ttl = tonumber(ARGV[4])
 for i = 1, 2 do
-  if redis.call('ZADD', KEYS[i], 'XX', 'CH', at, ARGV[i]) == 1 and redis.call('PTTL', KEYS[i]) < ttl then
-    redis.call('PEXPIRE', KEYS[i], ttl)
-    if redis.call('PTTL', KEYS[i + 2]) > 0 then redis.call('PEXPIRE', KEYS[i + 2], ttl) end
+  local w = weight(ARGV[i])
+  if w > 0 then
+    local had = redis.call('ZSCORE', KEYS[i], ARGV[i])
+    redis.call('ZADD', KEYS[i], at, ARGV[i])
+    if redis.call('PTTL', KEYS[i]) < ttl then
+      redis.call('PEXPIRE', KEYS[i], ttl)
+      if redis.call('PTTL', KEYS[i + 2]) > 0 then redis.call('PEXPIRE', KEYS[i + 2], ttl) end
+    end
+    -- Forgotten by Redis (a failover or restart since the charge): put it back, and its weight in
+    -- the running sum (an absent sum is recounted from the set at the next check).
+    local stored = redis.call('GET', KEYS[i + 2])
+    if not had and stored then store_sum(KEYS[i], KEYS[i + 2], tonumber(stored) + w) end
   end
   -- Answered: the exchange had room for it, so the allowance grows (nothing to write at the budget).
   local limit = tonumber(ARGV[4 + i])

@@ -23,6 +23,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { RedisClient } from "../config/redis-connection.ts";
 import { ALLOWANCE_RULES } from "./allowance.ts";
+import type { RedisReconnections } from "./redis-reconnections.ts";
 import { CHARGE_SCRIPT, PAUSE_SCRIPT, REFUSE_SCRIPT, RELEASE_SCRIPT, SETTLE_SCRIPT } from "./redis-weight-gate.lua.ts";
 import { sleep } from "./sleep.ts";
 import { HeldBackMark, type Permit, type WeightGate } from "./weight-gate.ts";
@@ -59,6 +60,11 @@ export interface RedisWeightGateOptions {
    * safe: charges expire on their own.
    */
   onBackgroundError?: (err: unknown, op: "settle" | "pause" | "release" | "refuse") => void;
+  /**
+   * The reconnections of `redis`, one tracker per client: after one, the gate charges nothing for a
+   * window (Redis may have forgotten charges whose requests still count at the exchange).
+   */
+  reconnections?: RedisReconnections;
 }
 
 export interface RedisPermit extends Permit {
@@ -117,6 +123,7 @@ export class RedisWeightGate implements WeightGate {
   private readonly chargeKeys: string[];
   private readonly allowKeys: string[];
   private readonly onBackgroundError: RedisWeightGateOptions["onBackgroundError"];
+  private readonly reconnections: RedisReconnections | undefined;
   /** Unique per instance: member ids are `${instance}.${seq}`. */
   private readonly instance = randomBytes(6).toString("base64url");
   private seq = 0;
@@ -146,6 +153,7 @@ export class RedisWeightGate implements WeightGate {
     this.pollMs = o.pollMs ?? 25;
     this.ttlMs = Math.ceil(o.windowMs + o.maxInFlightMs) + 1000;
     this.onBackgroundError = o.onBackgroundError;
+    this.reconnections = o.reconnections;
     this.ipPressure = o.ipPressure ?? new HeldBackMark();
     const sums = [`${o.ip.key}:sum`, `${o.uid.key}:sum`];
     this.allowKeys = [`${o.ip.key}:allow`, `${o.uid.key}:allow`];
@@ -245,7 +253,8 @@ export class RedisWeightGate implements WeightGate {
     let heldBack = false;
     for (;;) {
       signal?.throwIfAborted();
-      const localPause = this.localPauseUntil - Date.now();
+      const held = Math.max(this.localPauseUntil, this.reconnections?.holdUntil(this.windowMs) ?? 0);
+      const localPause = held - Date.now();
       if (localPause > 0) {
         await sleep(localPause, signal);
         continue;

@@ -3,6 +3,7 @@
 // same keys stand for worker processes on different machines.
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RedisReconnections } from "../../src/exchange/redis-reconnections.ts";
 import { RedisWeightGate, type RedisWeightGateOptions } from "../../src/exchange/redis-weight-gate.ts";
 import type { Weight } from "../../src/exchange/weights.ts";
 import { createTestRedis, type TestRedis } from "../support/redis.ts";
@@ -350,6 +351,67 @@ describe("RedisWeightGate", () => {
     const [zsetTtl, sumTtl] = await Promise.all([conn.pttl(uid.key), conn.pttl(`${uid.key}:sum`)]);
     expect(sumTtl).toBeGreaterThan(0);
     expect(Math.abs(zsetTtl - sumTtl)).toBeLessThan(100);
+  });
+
+  it("puts back, when its request settles, a charge Redis forgot (a failover lost the write)", async () => {
+    const ip = { key: key("ip"), limit: 10 };
+    const uid = { key: key("uid"), limit: 10 };
+    const gate = processGate({ ip, uid, windowMs: 5000, maxInFlightMs: 5000 });
+    const kept = await gate.acquire({ ip: 2, uid: 2 });
+    kept.settle();
+    const inFlight = await gate.acquire({ ip: 3, uid: 3 });
+    await gate.drain();
+    expect(await gate.usedNow()).toEqual({ ip: 5, uid: 5 });
+    // What a promoted replica lacks: the last charge (and so its weight in the running sums).
+    const conn = clients[clients.length - 1]!;
+    await conn.zrem(ip.key, (await conn.zrange(ip.key, -1, -1))[0]!);
+    await conn.zrem(uid.key, (await conn.zrange(uid.key, -1, -1))[0]!);
+    await conn.set(`${ip.key}:sum`, "2", "KEEPTTL");
+    await conn.set(`${uid.key}:sum`, "2", "KEEPTTL");
+    expect(await gate.usedNow()).toEqual({ ip: 2, uid: 2 });
+    inFlight.settle();
+    await gate.drain();
+    expect(await gate.usedNow()).toEqual({ ip: 5, uid: 5 });
+    // And with the sums gone too, the next check counts the set again.
+    await conn.del(`${ip.key}:sum`, `${uid.key}:sum`);
+    expect(await gate.usedNow()).toEqual({ ip: 5, uid: 5 });
+  });
+
+  it("charges nothing for a window after its connection to Redis was lost and made again", async () => {
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    clients.push(client);
+    let told = 0;
+    const reconnections = new RedisReconnections(client, () => told++);
+    const windowMs = 600;
+    const gate = new RedisWeightGate({
+      redis: client,
+      ip: { key: key("ip"), limit: 100 },
+      uid: { key: key("uid"), limit: 100 },
+      windowMs,
+      maxInFlightMs: 1000,
+      reconnections,
+    });
+    gates.push(gate);
+    const before = await gate.acquire({ ip: 1, uid: 1 });
+    before.settle();
+    expect(told).toBe(0);
+    // The server drops the connection (as a failover or restart does); ioredis connects again.
+    const id = Number(await client.client("ID"));
+    const ready = new Promise<number>((r) => client.once("ready", () => r(Date.now())));
+    const killer = new Redis(redis.url);
+    await killer.client("KILL", "ID", String(id));
+    await killer.quit();
+    const readyAt = await ready;
+    expect(told).toBe(1);
+    const after = await gate.acquire({ ip: 1, uid: 1 });
+    after.settle();
+    // Redis TIME and Date.now() read the same machine's clock.
+    expect(after.grantedAt).toBeGreaterThanOrEqual(readyAt + windowMs - 5);
+    // Once the window passed, it charges at once again.
+    const next = await gate.acquire({ ip: 1, uid: 1 });
+    next.settle();
+    expect(next.grantedAt - after.grantedAt).toBeLessThan(windowMs);
+    reconnections.close();
   });
 
   it("propagates Redis errors from acquire() rather than letting the request through", async () => {
