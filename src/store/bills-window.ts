@@ -65,9 +65,12 @@ const CONTENT_DIFFERS = `
 // New bills, by far the most (a backfill writes nothing else), take the cheap path: INSERT ... ON
 // CONFLICT DO NOTHING, with no per-row lookup and no DO UPDATE machinery. When the insert took every
 // input row, nothing else runs (a one-time filter). Otherwise every input row is looked up by
-// primary key and the stored ones are updated by row id: content when it differs (the trigger
-// files the old version in bill_revisions), last_seen_at always. The CTEs share one snapshot, so
-// the lookup finds only bills stored before this statement, never the ones it just inserted.
+// primary key, and only a stored bill whose content differs is updated, by row id (the trigger
+// files the old version in bill_revisions). A bill read again unchanged is not written at all: no
+// row version, no index entry, no trigger (a bill is re-read about ten times in its first minutes,
+// under the default lookback). When it was last read is the run's (sync_runs: its window and end).
+// The CTEs share one snapshot, so the lookup finds only bills stored before this statement, never
+// the ones it just inserted.
 //
 // The probe is a LATERAL ... LIMIT 1 with the account as "(SELECT $1)": written as a plain join, an
 // account the statistics do not know yet (a new account: "1 row" estimated) gets an index scan on
@@ -109,12 +112,12 @@ updated AS (
     coin = k.coin, symbol = k.symbol, business_type = k.business_type,
     amount = k.amount, balance = k.balance, fill_fee = k.fill_fee,
     created_at = timestamptz 'epoch' + k.created_at_ms * interval '1 millisecond', created_at_ms = k.created_at_ms,
-    raw = CASE WHEN k.differs THEN k.raw ELSE b.raw END,
+    raw = k.raw,
     transfer_reason = coalesce(k.transfer_reason, b.transfer_reason),
     last_seen_at = $3
   FROM known k
-  WHERE b.ctid = k.row_id AND b.account_name = $1 AND b.bill_id = k.bill_id
-  RETURNING b.bill_id, b.created_at_ms, k.old_ms, k.differs
+  WHERE k.differs AND b.ctid = k.row_id AND b.account_name = $1 AND b.bill_id = k.bill_id
+  RETURNING b.bill_id, b.created_at_ms, k.old_ms
 ),
 quarantined AS (
   ${quarantineUpsertSql({
@@ -138,16 +141,16 @@ dirty AS (
   UPDATE verify_state v SET check_from_ms = LEAST(v.check_from_ms, d.m), write_seq = v.write_seq + 1
   FROM (SELECT min(t) AS m FROM (
           SELECT created_at_ms AS t FROM inserted
-          UNION ALL SELECT created_at_ms FROM updated WHERE differs
-          UNION ALL SELECT old_ms FROM updated WHERE differs) x) d
+          UNION ALL SELECT created_at_ms FROM updated
+          UNION ALL SELECT old_ms FROM updated) x) d
   WHERE v.account_name = $1 AND d.m IS NOT NULL
   RETURNING 1
 )
 SELECT
   /*fence*/
   (SELECT count(*) FROM inserted)::int AS inserted,
-  (SELECT count(*) FROM updated WHERE differs)::int AS revised,
-  ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM updated))::int AS upserted,
+  (SELECT count(*) FROM updated)::int AS revised,
+  ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM known))::int AS upserted,
   (SELECT count(*) FROM quarantined WHERE inserted)::int AS quarantined,
   (SELECT count(*) FROM cursor)::int AS cursor_rows,
   (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}')

@@ -75,6 +75,35 @@ describe("committing a bills window", () => {
     expect(await t.db.billRevision.count()).toBe(0);
   });
 
+  it("a bill read again unchanged makes no row version; a changed one makes exactly one", async () => {
+    const ids = ["5101", "5102", "5103"];
+    await write(
+      ids.map((id) => bill(id)),
+      1700000000300,
+    );
+    const versions = async () =>
+      (
+        await t.db.$queryRawUnsafe<{ bill_id: string; v: string }[]>(
+          "SELECT bill_id, xmin::text || '@' || ctid::text AS v FROM bills WHERE bill_id = ANY($1) ORDER BY bill_id",
+          ids,
+        )
+      ).map((r) => `${r.bill_id}:${r.v}`);
+    const before = await versions();
+    for (let k = 0; k < 3; k++) {
+      const again = await write(
+        ids.map((id) => bill(id, { raw: { billId: id, reread: k } })),
+        1700000000300,
+      );
+      expect(again).toMatchObject({ inserted: 0, revised: 0, upserted: 3 });
+    }
+    expect(await versions()).toEqual(before);
+    const changed = await write([bill("5101"), bill("5102", { amount: "9.25" }), bill("5103")], 1700000000300);
+    expect(changed).toMatchObject({ inserted: 0, revised: 1, upserted: 3 });
+    const after = await versions();
+    expect(after.filter((v, i) => v !== before[i]).map((v) => v.split(":")[0])).toEqual(["5102"]);
+    expect(await t.db.billRevision.count({ where: { billId: "5102" } })).toBe(1);
+  });
+
   it("keeps the old version in bill_revisions when the exchange changes a known bill", async () => {
     await write([bill("6001", { amount: "1.5" })], 1700000000400);
     const r = await write([bill("6001", { amount: "1.50", raw: { changed: true } })], 1700000000400);
@@ -171,8 +200,9 @@ describe("committing a bills window", () => {
       };
       walk((plan as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
       const billScans = nodes.filter((n) => n["Relation Name"] === "bills" && String(n["Node Type"]).includes("Scan"));
-      // The stored half: one primary-key probe each, then one update by row id each. The new half
-      // is never looked up (ON CONFLICT's own index check is not a scan node).
+      // The stored half: one primary-key probe each, then an update by row id for each changed one
+      // (one in five), none for the unchanged. The new half is never looked up (ON CONFLICT's own
+      // index check is not a scan node).
       expect(billScans.map((n) => [n["Node Type"], n["Index Name"] ?? null]).sort()).toEqual([
         ["Index Scan", "bills_pkey"],
         ["Tid Scan", null],
@@ -180,7 +210,7 @@ describe("committing a bills window", () => {
       const probe = billScans.find((n) => n["Node Type"] === "Index Scan")!;
       expect(probe["Actual Loops"]).toBeLessThanOrEqual(500);
       expect(billScans.find((n) => n["Node Type"] === "Tid Scan")).toMatchObject({
-        "Actual Loops": 250,
+        "Actual Loops": 50,
         "Actual Rows": 1,
       });
       for (const n of nodes) expect(n["Rows Removed by Join Filter"] ?? 0).toBe(0);

@@ -40,6 +40,38 @@ describe("a quiet account at steady state", () => {
     expect(await storedBills(m.db, "quiet")).toEqual(asRows(sandbox.truth()));
   });
 
+  it("bills read again unchanged are not written; the run that read them says when", async () => {
+    // All within the 10-minute lookback: every run reads every bill again.
+    await withSandbox({ seed: 16, billCount: 40, startMs: Date.now() - 5 * 60_000 }, async (recent) => {
+      const versions = async () =>
+        (
+          await m.db.$queryRawUnsafe<{ v: string }[]>(
+            "SELECT bill_id || ':' || xmin::text || '@' || ctid::text AS v FROM bills WHERE account_name = 'reread' ORDER BY bill_id",
+          )
+        ).map((r) => r.v);
+      await syncFromSandbox(m.db, recent, "reread");
+      const before = await versions();
+      expect(before).toHaveLength(40);
+      for (let run = 0; run < 2; run++) {
+        const s = await syncFromSandbox(m.db, recent, "reread");
+        expect(s.inserted).toBe(0);
+      }
+      expect(await versions()).toEqual(before);
+      // docs/schema.md, "When was a bill last read": the latest ok run whose window holds the bill.
+      const last = recent.truth().at(-1)!;
+      const rows = await m.db.$queryRawUnsafe<{ last_read: Date | null; latest: Date }[]>(
+        `SELECT (SELECT max(r.finished_at) FROM bills b JOIN sync_runs r
+                   ON r.account_name = b.account_name AND r.stream LIKE 'bills%' AND r.outcome = 'ok'
+                  AND b.created_at_ms BETWEEN r.window_from_ms AND r.window_to_ms
+                 WHERE b.account_name = 'reread' AND b.bill_id = $1) AS last_read,
+                (SELECT max(finished_at) FROM sync_runs WHERE account_name = 'reread') AS latest`,
+        last.billId,
+      );
+      expect(rows[0]!.last_read).not.toBeNull();
+      expect(rows[0]!.last_read).toEqual(rows[0]!.latest);
+    });
+  });
+
   it("an account that never had a bill costs one request per run, its first included", async () => {
     await withSandbox({ seed: 13, billCount: 0 }, async (empty) => {
       for (let run = 0; run < 3; run++) {
