@@ -254,6 +254,8 @@ export interface FleetResult {
   measuredSeconds: number;
   exact: { accounts: number; of: number; mismatched: string[]; spotChecked: number; spotIdentical: number };
   quarantined: number;
+  /** Row writes on bills over the run (pg_stat_user_tables) and the revisions filed (bill_revisions). */
+  billWrites: { inserted: number; updated: number; revisions: number };
   freshness: {
     steady: Latencies;
     warmup: Latencies;
@@ -325,9 +327,10 @@ function latencies(values: number[]): Latencies {
 }
 
 /** The stored rows' digest per account, bills up to the account's cutoff id (fleet-sandbox-host.ts billLine). */
+// A bill of no contract: NULL in bills.symbol (issue 26), "" in the sandbox's bills (SandboxBill).
 const STORED_DIGEST = `
   SELECT c.n AS account, count(b.bill_id)::int AS count,
-         md5(coalesce(string_agg(concat_ws('|', b.bill_id, b.coin, b.symbol, b.business_type, b.amount::text,
+         md5(coalesce(string_agg(concat_ws('|', b.bill_id, b.coin, coalesce(b.symbol, ''), b.business_type, b.amount::text,
              b.balance::text, b.fill_fee::text, b.created_at_ms::text), E'\\n'
              ORDER BY b.created_at_ms, b.bill_id::numeric), '')) AS digest
   FROM unnest($1::text[], $2::numeric[]) AS c(n, last)
@@ -335,7 +338,7 @@ const STORED_DIGEST = `
   GROUP BY c.n`;
 
 const STORED_ROWS = `
-  SELECT bill_id AS "billId", coin, symbol, business_type AS "businessType", amount::text AS amount,
+  SELECT bill_id AS "billId", coin, coalesce(symbol, '') AS symbol, business_type AS "businessType", amount::text AS amount,
          balance::text AS balance, fill_fee::text AS "fillFee", created_at_ms::float8 AS "cTimeMs"
   FROM bills WHERE account_name = $1 AND bill_id::numeric <= $2::numeric AND created_at_ms >= $3
   ORDER BY created_at_ms, bill_id::numeric`;
@@ -697,6 +700,18 @@ export async function runFleetScenario(plan: Plan): Promise<FleetResult> {
       if (JSON.stringify(rows) === JSON.stringify(truth.map(shape))) spotIdentical++;
     }
     const quarantined = (await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM quarantine")).rows[0]?.n ?? 0;
+    // The workers' backends report their row counts within about a second of a transaction's end.
+    await sleep(2000);
+    const { rows: writeRows } = await pool.query<{ inserted: string; updated: string; revisions: string }>(
+      `SELECT (SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'bills' AND schemaname = current_schema())::text AS inserted,
+              (SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'bills' AND schemaname = current_schema())::text AS updated,
+              (SELECT count(*) FROM bill_revisions)::text AS revisions`,
+    );
+    const billWrites = {
+      inserted: Number(writeRows[0]?.inserted ?? 0),
+      updated: Number(writeRows[0]?.updated ?? 0),
+      revisions: Number(writeRows[0]?.revisions ?? 0),
+    };
     const { rows: pageRows } = await pool.query<{ runs: number; pages: number; max: number; multi: number }>(
       `SELECT count(*)::int AS runs, coalesce(sum(pages), 0)::int AS pages, coalesce(max(pages), 0)::int AS max,
               count(*) FILTER (WHERE pages > 1)::int AS multi
@@ -757,7 +772,7 @@ export async function runFleetScenario(plan: Plan): Promise<FleetResult> {
       const b = backfill;
       const primary = await sandbox.primary();
       const { rows } = await pool.query<{ count: number; digest: string }>(
-        `SELECT count(*)::int AS count, md5(coalesce(string_agg(concat_ws('|', bill_id, coin, symbol, business_type,
+        `SELECT count(*)::int AS count, md5(coalesce(string_agg(concat_ws('|', bill_id, coin, coalesce(symbol, ''), business_type,
            amount::text, balance::text, fill_fee::text, created_at_ms::text), E'\\n'
            ORDER BY created_at_ms, bill_id::numeric), '')) AS digest FROM bills WHERE account_name = $1`,
         [BACKFILL_ACCOUNT],
@@ -803,6 +818,7 @@ export async function runFleetScenario(plan: Plan): Promise<FleetResult> {
         spotIdentical,
       },
       quarantined,
+      billWrites,
       freshness: {
         steady,
         warmup: lat((at) => at < W),
@@ -972,6 +988,11 @@ export function fleetRows(r: FleetResult): Row[] {
       "every bill exact at the end (count + content digest per account; spot check row by row)",
       `${int(r.exact.accounts)} of ${int(r.exact.of)} accounts exact${differing}; ` +
         `${r.exact.spotIdentical} of ${r.exact.spotChecked} identical row by row; quarantine ${r.quarantined}`,
+    ],
+    [
+      `bills row updates over the run vs revisions filed (goal equal: ${verdict(r.billWrites.updated === r.billWrites.revisions)})`,
+      `${int(r.billWrites.updated)} updates, ${int(r.billWrites.revisions)} revisions; ` +
+        `${int(r.billWrites.inserted)} rows inserted (pg_stat_user_tables n_tup_upd / n_tup_ins on bills)`,
     ],
     [
       "new bills appended -> stored, measured part: p50 / p99 / max " +
