@@ -1,0 +1,238 @@
+// A bill's payload, kept byte for byte without storing twice what the typed columns hold
+// (docs/design/bill-storage.md, "The payload"). The item's exact text is split into a *form* and
+// *extra* values:
+// - the form is the text with a slot in place of every value a typed column gives back exactly
+//   (the id's digits, the coin, the amount's text, the time...): keys, their order, quoting and
+//   white space, as a JSON array alternating literal text and slot names. Bills of one shape share
+//   one form, so a store keeps each form once;
+// - every other value (a field the exchange adds, a value the column would not give back as
+//   written: `1e3`, `"\u00e9"`, a leading zero) is an extra, in order, as its exact text.
+// renderPayload(form, values, extra) gives back the exact text: a pure function of what is stored.
+import type { Bill } from "../exchange/bill-item.ts";
+
+/** What a slot takes its text from: a typed column, or the next extra value. */
+export type Slot =
+  | "bill_id"
+  | "coin"
+  | "symbol"
+  | "business_type"
+  | "amount"
+  | "balance"
+  | "fill_fee"
+  | "created_at_ms"
+  | "transfer_reason"
+  | "extra";
+
+/** A bill's typed values as the store gives them back (numbers as their exact text). */
+export interface PayloadValues {
+  billId: string;
+  coin: string;
+  symbol: string | null;
+  businessType: string;
+  amount: string;
+  balance: string;
+  fillFee: string;
+  createdAtMs: string;
+  transferReason: string | null;
+}
+
+export interface PayloadParts {
+  /** JSON array text: literal, slot, literal, ..., literal. */
+  form: string;
+  extra: string[];
+}
+
+/** The exchange's keys for each typed column (v2 bills and v3 income items). */
+const KEY_SLOTS: Record<string, Exclude<Slot, "extra">> = {
+  billId: "bill_id",
+  coin: "coin",
+  asset: "coin",
+  symbol: "symbol",
+  businessType: "business_type",
+  incomeType: "business_type",
+  amount: "amount",
+  income: "amount",
+  balance: "balance",
+  fillFee: "fill_fee",
+  cTime: "created_at_ms",
+  ctime: "created_at_ms",
+  time: "created_at_ms",
+  transferReason: "transfer_reason",
+};
+
+const STRING_SLOTS = new Set<Slot>(["coin", "symbol", "business_type", "transfer_reason"]);
+
+/** A parsed bill's values as the store gives them back (the id as NUMERIC prints it: no leading zero). */
+export function payloadValues(bill: Bill): PayloadValues {
+  return {
+    billId: bill.billId.replace(/^0+(?=[0-9])/, ""),
+    coin: bill.coin,
+    symbol: bill.symbol,
+    businessType: bill.businessType,
+    amount: bill.amount,
+    balance: bill.balance,
+    fillFee: bill.fillFee,
+    createdAtMs: String(bill.cTimeMs),
+    transferReason: bill.transferReason ?? null,
+  };
+}
+
+/** Splits an item's exact text (a JSON object) into its form and extra values. */
+export function splitPayload(text: string, values: PayloadValues): PayloadParts {
+  const parts: string[] = [];
+  const extra: string[] = [];
+  let literalFrom = 0;
+  const cut = (from: number, to: number, slot: Slot) => {
+    parts.push(text.slice(literalFrom, from), slot);
+    literalFrom = to;
+  };
+  for (const m of topLevelMembers(text)) {
+    const span = text.slice(m.valueFrom, m.valueTo);
+    const slot = Object.hasOwn(KEY_SLOTS, m.key) ? KEY_SLOTS[m.key]! : undefined;
+    const typed = slot === undefined ? undefined : slotText(slot, values);
+    if (typed === null && (span === "null" || span === '""')) continue; // a constant: stays in the form
+    if (typed !== undefined && typed !== null) {
+      const quoted = STRING_SLOTS.has(slot!) || (span.startsWith('"') && span.endsWith('"'));
+      const inner = quoted ? span.slice(1, -1) : span;
+      const rendered = STRING_SLOTS.has(slot!) ? JSON.stringify(typed).slice(1, -1) : typed;
+      if ((!quoted || span.length >= 2) && inner === rendered) {
+        if (quoted) cut(m.valueFrom + 1, m.valueTo - 1, slot!);
+        else cut(m.valueFrom, m.valueTo, slot!);
+        continue;
+      }
+    }
+    extra.push(span);
+    cut(m.valueFrom, m.valueTo, "extra");
+  }
+  parts.push(text.slice(literalFrom));
+  return { form: JSON.stringify(parts), extra };
+}
+
+const parsedForms = new Map<string, string[]>();
+
+/** The exact text back from a form, the typed values and the extra values. */
+export function renderPayload(form: string, values: PayloadValues, extra: readonly string[]): string {
+  let parts = parsedForms.get(form);
+  if (parts === undefined) {
+    parts = parseForm(form);
+    if (parsedForms.size > 10_000) parsedForms.clear();
+    parsedForms.set(form, parts);
+  }
+  let out = parts[0]!;
+  let next = 0;
+  for (let i = 1; i < parts.length; i += 2) {
+    const slot = parts[i] as Slot;
+    if (slot === "extra") {
+      if (next >= extra.length) throw new Error(`payload form wants more extra values than the ${extra.length} stored`);
+      out += extra[next++];
+    } else {
+      const typed = slotText(slot, values);
+      if (typed === null) throw new Error(`payload form has a slot for ${slot}, which is null`);
+      out += STRING_SLOTS.has(slot) ? JSON.stringify(typed).slice(1, -1) : typed;
+    }
+    out += parts[i + 1]!;
+  }
+  if (next !== extra.length) throw new Error(`payload form used ${next} of ${extra.length} extra values`);
+  return out;
+}
+
+const SLOTS = new Set<string>([...Object.values(KEY_SLOTS), "extra"]);
+
+function parseForm(form: string): string[] {
+  const parts: unknown = JSON.parse(form);
+  if (
+    !Array.isArray(parts) ||
+    parts.length % 2 !== 1 ||
+    !parts.every((p, i) => typeof p === "string" && (i % 2 === 0 || SLOTS.has(p)))
+  )
+    throw new Error(`not a payload form: ${form.slice(0, 200)}`);
+  return parts as string[];
+}
+
+function slotText(slot: Exclude<Slot, "extra">, v: PayloadValues): string | null {
+  switch (slot) {
+    case "bill_id":
+      return v.billId;
+    case "coin":
+      return v.coin;
+    case "symbol":
+      return v.symbol;
+    case "business_type":
+      return v.businessType;
+    case "amount":
+      return v.amount;
+    case "balance":
+      return v.balance;
+    case "fill_fee":
+      return v.fillFee;
+    case "created_at_ms":
+      return v.createdAtMs;
+    case "transfer_reason":
+      return v.transferReason;
+  }
+}
+
+interface Member {
+  key: string;
+  valueFrom: number;
+  valueTo: number;
+}
+
+/**
+ * The members of the JSON object `text` (already known to be valid JSON: the item parsed), with
+ * where each value's text starts and ends. A key given twice keeps both (each is its own text).
+ */
+function topLevelMembers(text: string): Member[] {
+  const members: Member[] = [];
+  let i = skipSpace(text, 0);
+  if (text[i] !== "{") throw new Error("a bill's payload is not a JSON object");
+  i = skipSpace(text, i + 1);
+  if (text[i] === "}") return members;
+  for (;;) {
+    const keyTo = endOfString(text, i);
+    const key = JSON.parse(text.slice(i, keyTo)) as string;
+    i = skipSpace(text, keyTo);
+    i = skipSpace(text, i + 1); // past ":"
+    const valueFrom = i;
+    const valueTo = endOfValue(text, i);
+    members.push({ key, valueFrom, valueTo });
+    i = skipSpace(text, valueTo);
+    if (text[i] === "}") return members;
+    i = skipSpace(text, i + 1); // past ","
+  }
+}
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && (text[i] === " " || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i++;
+  return i;
+}
+
+/** `i` at an opening quote: the index after the closing one. */
+function endOfString(text: string, i: number): number {
+  for (let j = i + 1; j < text.length; j++) {
+    if (text[j] === "\\") j++;
+    else if (text[j] === '"') return j + 1;
+  }
+  throw new Error("unterminated string in a bill's payload");
+}
+
+function endOfValue(text: string, i: number): number {
+  const c = text[i];
+  if (c === '"') return endOfString(text, i);
+  if (c !== "{" && c !== "[") {
+    let j = i;
+    while (j < text.length && !",}] \n\r\t".includes(text[j]!)) j++;
+    return j;
+  }
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    const d = text[j];
+    if (d === '"') j = endOfString(text, j) - 1;
+    else if (d === "{" || d === "[") depth++;
+    else if (d === "}" || d === "]") {
+      depth--;
+      if (depth === 0) return j + 1;
+    }
+  }
+  throw new Error("unbalanced value in a bill's payload");
+}
