@@ -18,19 +18,30 @@ const LAYERS = [
   { folder: "jobs", not: ["cli", "sandbox", "local-services"], queues: true },
   ...["config", "log", "sandbox", "local-services"].map((f) => ({ folder: f, not: ALL_BUT(f) })),
 ];
-// Within the bills stream: only its entry (bills/index.ts) picks a source and imports bills-v3;
-// bills-v3 shares through bills/account-sync.ts and the stream's modules, never the entry.
+// Within the bills stream: the entry (bills/index.ts) plans a run and picks a source, bills-v2 or
+// bills-v3. The two sources share bills-core and never import each other or the entry, and
+// bills-core imports none of them.
 const SOURCES = [
   {
+    files: ["src/streams/bills-core/**/*.ts"],
+    regex: String.raw`(^|/)bills(-v2|-v3)?/`,
+    why: "bills-core is what the entry and both sources share: it imports none of them",
+  },
+  {
+    files: ["src/streams/bills-v2/**/*.ts"],
+    regex: String.raw`(^|/)bills(-v3)?/`,
+    why: "bills/index.ts imports bills-v2, which shares with bills-v3 only through bills-core",
+  },
+  {
     files: ["src/streams/bills-v3/**/*.ts"],
-    regex: String.raw`(^|/)bills/index\.ts$`,
-    why: "bills/index.ts imports bills-v3, which takes what they share from bills/account-sync.ts",
+    regex: String.raw`(^|/)bills(-v2)?/`,
+    why: "bills/index.ts imports bills-v3, which shares with bills-v2 only through bills-core",
   },
   {
     files: ["src/streams/bills/**/*.ts"],
     ignores: ["src/streams/bills/index.ts"],
-    regex: String.raw`(^|/)bills-v3/|^\./index\.ts$`,
-    why: "only the entry, bills/index.ts, imports bills-v3, and the stream's own modules never import the entry",
+    regex: String.raw`(^|/)bills-v[23]/|^\./index\.ts$`,
+    why: "only the entry, bills/index.ts, picks a source, and the stream's other modules never import the entry",
   },
 ];
 const SEE = "docs/design/house-style.md, Layers";

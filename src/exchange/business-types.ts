@@ -1,5 +1,5 @@
 // The businessType values the spec lists (4.1). The list is also the one complete partition of a
-// millisecond's bills that the API lets us enumerate (see streams/bills/millisecond-split.ts).
+// millisecond's bills that the API lets us enumerate (see streams/bills-v2/millisecond-split.ts).
 export const BUSINESS_TYPES = [
   "deposit",
   "withdraw",

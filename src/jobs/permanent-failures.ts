@@ -4,7 +4,7 @@
 // they fail the job at once instead (UnrecoverableError), with the reason, which `status` shows.
 import { UnrecoverableError } from "bullmq";
 import { ExchangeApiError } from "../exchange/errors.ts";
-import { RangeRefusedError, TimeFilterIgnoredError } from "../streams/bills/errors.ts";
+import { RangeRefusedError, TimeFilterIgnoredError } from "../streams/bills-core/errors.ts";
 import { CursorError } from "../streams/bills-v3/cursor-guard.ts";
 
 export function isPermanent(err: unknown): boolean {

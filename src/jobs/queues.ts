@@ -12,7 +12,7 @@ export interface JobData {
   /**
    * One window of a backfill: [fromMs, toMs] of one account. `previous` is the window before it:
    * windows run in time order, because a same-millisecond split draws its symbol candidates from
-   * the bills stored before it (streams/bills/millisecond-split.ts).
+   * the bills stored before it (streams/bills-v2/millisecond-split.ts).
    */
   backfill: {
     account: string;

@@ -3,7 +3,7 @@
 // and verify passes over the period. Each refusal names its reason and what to do.
 import type { Db } from "../store/prisma.ts";
 import { readCursor } from "../store/cursors.ts";
-import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
+import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import { describeCheck, isFailing } from "../verify/report.ts";
 import { verifyAccount } from "../verify/verify-account.ts";
 import { iso, type Period } from "../statement/period.ts";

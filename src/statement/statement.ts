@@ -6,7 +6,7 @@
 import { Decimal } from "decimal.js";
 import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
-import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
+import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "../verify/balance-continuity.ts";
 import { collateralNear, type CollateralComparison } from "./collateral-near.ts";
 import { DEFAULT_MAX_GAP_MS } from "./max-gap.ts";

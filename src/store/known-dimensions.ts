@@ -1,5 +1,5 @@
 // Coins, symbols and business types already stored for an account: candidate filter values when a single
-// millisecond holds more bills than one page and must be split (streams/bills/millisecond-split.ts).
+// millisecond holds more bills than one page and must be split (streams/bills-v2/millisecond-split.ts).
 import type { Db } from "./prisma.ts";
 
 export interface KnownDimensions {

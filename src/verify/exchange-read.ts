@@ -10,8 +10,8 @@ import { fetchIncomePage } from "../exchange/income-endpoint.ts";
 import { NO_FACTS, readExchangeFacts } from "../store/exchange-profiles.ts";
 import { readKnownDimensions } from "../store/known-dimensions.ts";
 import type { Db } from "../store/prisma.ts";
-import { syncBills } from "../streams/bills/bills-stream.ts";
-import { ExchangeProfile, type ExchangeLimitsSetting } from "../streams/bills/exchange-profile.ts";
+import { syncBills } from "../streams/bills-v2/bills-stream.ts";
+import { ExchangeProfile, type ExchangeLimitsSetting } from "../streams/bills-core/exchange-profile.ts";
 import { syncIncome } from "../streams/bills-v3/income-sync.ts";
 
 export interface ExchangeReadOptions {

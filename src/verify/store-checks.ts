@@ -1,6 +1,6 @@
 // Checks on the copy's own bookkeeping: nothing sits in quarantine, and the bills cursor is not
 // behind by more than the lookback (an older cursor means recent bills may be missing).
-import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
+import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import type { Db } from "../store/prisma.ts";
 import type { CheckResult } from "./report.ts";
 

@@ -3,7 +3,7 @@
 import { checkClosedPeriods } from "../periods/closed-period-check.ts";
 import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
-import { BILLS_STREAM } from "../streams/bills/bills-stream.ts";
+import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "./balance-continuity.ts";
 import { checkCollateral } from "./collateral-checks.ts";
 import { checkHistoryStart } from "./history-start.ts";

@@ -17,7 +17,7 @@ import { isLosslessNumber, parseLossless, type JsonValue } from "../../src/excha
 import { decodeResponseText } from "../../src/exchange/response-text.ts";
 import { SlidingWindowGate } from "../../src/exchange/weight-gate.ts";
 import { syncAccountBills } from "../../src/streams/bills/index.ts";
-import { WindowItems } from "../../src/streams/bills/page-items.ts";
+import { WindowItems } from "../../src/streams/bills-v2/page-items.ts";
 import { syncAccountSnapshots } from "../../src/streams/snapshots/index.ts";
 import { accountResponse } from "../support/account-fixture.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";

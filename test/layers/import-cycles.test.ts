@@ -17,7 +17,6 @@ const KNOWN_FILE_CYCLES = [
   ["config/index.ts", "config/master-key.ts"],
   ["jobs/worker-signals.ts", "jobs/worker.ts"],
   ["statement/rollforward.ts", "statement/statement.ts"],
-  ["streams/bills/exact-bounds.ts", "streams/bills/exchange-profile.ts"],
 ];
 
 function sourceFiles(dir: string): string[] {

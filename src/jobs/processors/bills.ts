@@ -8,7 +8,7 @@ import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import { verifyIncrementally } from "../../verify/incremental.ts";
 import { settleWallet } from "../../verify/wallet.ts";
 import { readCursor } from "../../store/cursors.ts";
-import { BILLS_STREAM } from "../../streams/bills/bills-stream.ts";
+import { BILLS_STREAM } from "../../streams/bills-core/stream-name.ts";
 import { describeCheck, failuresByCheck, isFailing } from "../../verify/report.ts";
 import { leaseAccount, type Lease } from "../account-lease.ts";
 import type { AccountRuntime, WorkerContext } from "../context.ts";

@@ -17,7 +17,7 @@ import {
 } from "../../exchange/income-endpoint.ts";
 import type { Bill, RejectedItem } from "../../exchange/bill-item.ts";
 import type { BillsWindowResult } from "../../store/bills-window.ts";
-import type { RangeLimits } from "../bills/range-limits.ts";
+import type { RangeLimits } from "../bills-core/range-limits.ts";
 import { CursorGuard } from "./cursor-guard.ts";
 
 /** Where a range under way resumes: stored with each page's bills. */

@@ -1,7 +1,7 @@
 // Wires the bills stream's v3 source (the income endpoint, paged by a cursor) to the exchange
 // client and the store for one account: the same bookmarks, rows, run records and exchange facts
-// as the v2 source (../bills/index.ts), so an account can switch source and back. It shares them
-// through ../bills/account-sync.ts and the stream's own modules, never through the v2 entry, which
+// as the v2 source (../bills-v2), so an account can switch source and back. It shares them
+// through ../bills-core, never through the v2 source or the entry (../bills/index.ts), which
 // imports this one.
 import { z } from "zod";
 import { fetchIncomePage } from "../../exchange/income-endpoint.ts";
@@ -9,8 +9,9 @@ import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor, readResume } from "../../store/cursors.ts";
 import { saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { recordRun } from "../../store/sync-runs.ts";
-import { loadExchangeProfile, type BillsAccountSync } from "../bills/account-sync.ts";
-import { BILLS_STREAM, type BillsSyncSummary } from "../bills/bills-stream.ts";
+import { loadExchangeProfile, type BillsAccountSync, type BillsRunPlan } from "../bills-core/account-sync.ts";
+import { BILLS_STREAM } from "../bills-core/stream-name.ts";
+import { runCounts, type BillsSyncSummary } from "../bills-core/sync-summary.ts";
 import { syncIncome, type IncomeResume } from "./income-sync.ts";
 
 const digits = z.string().regex(/^[0-9]{1,78}$/);
@@ -20,11 +21,8 @@ const resumeSchema = z.object({
   nextKey: z.object({ nextKeyId: digits, nextKeyTime: digits }),
 });
 
-/** Same contract as syncAccountBills (v2): `start` is where the run begins, `toMs` where it ends. */
-export async function syncAccountIncome(
-  o: BillsAccountSync,
-  plan: { fromMs: number; toMs: number; cursorStream: string | null; runStream: string },
-): Promise<BillsSyncSummary> {
+/** Same contract as syncAccountBillsV2 (v2): `fromMs` is where the run begins, `toMs` where it ends. */
+export async function syncAccountIncome(o: BillsAccountSync, plan: BillsRunPlan): Promise<BillsSyncSummary> {
   const { fromMs, toMs, cursorStream, runStream } = plan;
   const stored = cursorStream === null ? null : await readResume(o.db, o.accountName, cursorStream);
   const parsed = stored === null ? null : resumeSchema.safeParse(stored);
@@ -98,11 +96,7 @@ export async function syncAccountIncome(
     },
     (s) => ({
       outcome: "ok",
-      pages: s.requests,
-      recordsFetched: s.billsFetched,
-      recordsNew: s.inserted,
-      recordsChanged: s.revised,
-      quarantined: s.quarantined,
+      ...runCounts(s),
       detail: {
         source: "v3",
         ranges: s.windows,

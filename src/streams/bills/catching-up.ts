@@ -4,7 +4,7 @@
 import { catchUpThresholdMs } from "../../exchange/catch-up-share.ts";
 import { readCursor } from "../../store/cursors.ts";
 import type { Db } from "../../store/prisma.ts";
-import { BILLS_STREAM } from "./bills-stream.ts";
+import { BILLS_STREAM } from "../bills-core/stream-name.ts";
 
 export async function isBehind(
   db: Db,

@@ -5,7 +5,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
 import type { IncomeCursor, IncomePage } from "../../../src/exchange/income-endpoint.ts";
-import { RangeLimits } from "../../../src/streams/bills/range-limits.ts";
+import { RangeLimits } from "../../../src/streams/bills-core/range-limits.ts";
 import { CursorError } from "../../../src/streams/bills-v3/cursor-guard.ts";
 import { syncIncome, type IncomePageWrite } from "../../../src/streams/bills-v3/income-sync.ts";
 

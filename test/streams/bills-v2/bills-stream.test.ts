@@ -3,8 +3,8 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { BUSINESS_TYPES } from "../../../src/exchange/business-types.ts";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
-import { syncBills } from "../../../src/streams/bills/bills-stream.ts";
-import { UnsplittableMillisecondError } from "../../../src/streams/bills/errors.ts";
+import { syncBills } from "../../../src/streams/bills-v2/bills-stream.ts";
+import { UnsplittableMillisecondError } from "../../../src/streams/bills-v2/errors.ts";
 import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
 
 const logger = pino({ level: "silent" });

@@ -1,11 +1,11 @@
 // Learning the page size before the first window, when it is not known yet: one query over the
 // whole range (as wide as the exchange allows). It serves as many bills as the exchange puts on a
 // page, up to `limit`, unless the range holds fewer. So a page of `limit` settles it, and a smaller
-// page of n is a lower bound (page-trust.ts counts pages of n as full). When the windows of the run
-// later prove more than n bills in the probe's range, the probe's page was cut: the exchange caps
-// pages at n (CapProof), which status then reports.
+// page of n is a lower bound (bills-core/page-trust.ts counts pages of n as full). When the windows
+// of the run later prove more than n bills in the probe's range, the probe's page was cut: the
+// exchange caps pages at n (CapProof), which status then reports.
 import type { BillsQuery } from "../../exchange/bills-endpoint.ts";
-import type { ExchangeProfile } from "./exchange-profile.ts";
+import type { ExchangeProfile } from "../bills-core/exchange-profile.ts";
 import { PADDED, rangeQuery } from "./exact-bounds.ts";
 import { WindowTooWide } from "./window-too-wide.ts";
 

@@ -1,6 +1,6 @@
 // The window sizer's decisions, one at a time (pager-efficiency.test.ts measures their sum).
 import { describe, expect, it } from "vitest";
-import { TARGET_FILL, WindowSizer } from "../../../src/streams/bills/window-sizer.ts";
+import { TARGET_FILL, WindowSizer } from "../../../src/streams/bills-v2/window-sizer.ts";
 
 const sizer = (initialMs: number) => new WindowSizer({ limit: 100, initialMs, maxMs: 1e9 });
 const target = 100 * TARGET_FILL;

@@ -1,6 +1,7 @@
 // What both sources of the bills stream share for one account's run: the request (this file's
-// types) and the exchange's learnt facts. The v2 source (./index.ts) and the v3 source
-// (../bills-v3) import it; it imports neither, so the two sources never import each other's entry.
+// types), the plan the entry makes of it, and the exchange's learnt facts. The entry
+// (../bills/index.ts) and both sources (../bills-v2, ../bills-v3) import it; it imports none of
+// them, so the two sources never import each other.
 import type { Logger } from "pino";
 import type { BillSource } from "../../config/accounts.ts";
 import type { ExchangeClient } from "../../exchange/http-client.ts";
@@ -49,6 +50,16 @@ export interface BillsAccountSync {
  *   sync_runs under the name given.
  */
 export type BillsBookmark = { window: string } | { none: string };
+
+/** Where a run begins and ends and which bookmarks it moves: the entry works it out for either source. */
+export interface BillsRunPlan {
+  fromMs: number;
+  toMs: number;
+  /** The bookmark the run reads and moves (sync_state), or null when it moves none. */
+  cursorStream: string | null;
+  /** The name the run is recorded under in sync_runs. */
+  runStream: string;
+}
 
 /**
  * What earlier runs of this account learnt of the exchange, with the user's limits. A run stores

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
-import { WriteBehind, type CompletedWindow } from "../../../src/streams/bills/write-behind.ts";
+import { WriteBehind, type CompletedWindow } from "../../../src/streams/bills-v2/write-behind.ts";
 
 const win = (fromMs: number, n = 1): CompletedWindow => ({
   fromMs,

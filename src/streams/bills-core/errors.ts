@@ -1,17 +1,5 @@
-/** A millisecond holds more bills than any filter combination the API offers can page through. */
-export class UnsplittableMillisecondError extends Error {
-  override name = "UnsplittableMillisecondError";
-  constructor(
-    readonly ms: number,
-    readonly detail: string,
-  ) {
-    super(
-      `cannot fetch every bill at ${new Date(ms).toISOString()} (${ms} ms): ${detail}; ` +
-        "refusing to continue rather than skip bills",
-    );
-  }
-}
-
+// The errors of what is learnt of the exchange (exchange-profile.ts, range-limits.ts): a time range
+// it keeps refusing, and a time filter it ignores. No retry helps (jobs/permanent-failures.ts).
 /** The exchange keeps refusing the time ranges asked (-1170), and no narrower range helps. */
 export class RangeRefusedError extends Error {
   override name = "RangeRefusedError";
@@ -39,18 +27,6 @@ export class TimeFilterIgnoredError extends Error {
       `the exchange ignores the time filter: bill ${billId} came back ${offsetMs} ms outside the range asked ` +
         `(startTime ${range.startTime}, endTime ${range.endTime}); ` +
         "no window can be proven complete, so the sync stops rather than guess",
-    );
-  }
-}
-
-/** The window in front was asked again and again without ever being proven: a loop, stopped by name. */
-export class WindowNotConvergingError extends Error {
-  override name = "WindowNotConvergingError";
-  constructor(fromMs: number, toMs: number, attempts: number, detail: string) {
-    super(
-      `the window ${new Date(fromMs).toISOString()} .. ${new Date(toMs).toISOString()} ` +
-        `was narrowed ${attempts} times without a page proving it complete (${detail}); ` +
-        "stopping rather than spend the request budget: please report this with the log",
     );
   }
 }

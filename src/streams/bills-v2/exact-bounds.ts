@@ -5,14 +5,8 @@
 // already hold: ask for exactly its millisecond under each hypothesis and see which returns it.
 import type { Bill } from "../../exchange/bill-item.ts";
 import type { BillsQuery } from "../../exchange/bills-endpoint.ts";
-import type { ExchangeProfile } from "./exchange-profile.ts";
+import type { ExactBounds, ExchangeProfile } from "../bills-core/exchange-profile.ts";
 import type { FetchPage } from "./fetch-page.ts";
-
-/** How to ask for the closed range [from, to]: startTime = from + start, endTime = to + end. */
-export interface ExactBounds {
-  start: 0 | -1;
-  end: 0 | 1;
-}
 
 /**
  * Before the bounds are measured: one millisecond wider on each side, a superset of the range

@@ -1,12 +1,12 @@
 // Everything the bills stream knows about how this exchange serves an account's bills, in one
 // place: what a page proves (page-trust.ts), how far back and how wide a query may reach
 // (range-limits.ts), how far returned times may lie outside the range asked, and the bound
-// inclusivity (exact-bounds.ts). It starts from what earlier runs learnt (stored per account,
-// store/exchange-profiles.ts) and what the user set, and is stored again after every run.
+// inclusivity (measured by the v2 source: bills-v2/exact-bounds.ts). It starts from what earlier
+// runs learnt (stored per account, store/exchange-profiles.ts) and what the user set, and is
+// stored again after every run.
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { ExchangeFacts } from "../../store/exchange-profiles.ts";
 import { TimeFilterIgnoredError } from "./errors.ts";
-import type { ExactBounds } from "./exact-bounds.ts";
 import { PageTrust, type LyingHasNextPage } from "./page-trust.ts";
 import { daysToMs, RangeLimits } from "./range-limits.ts";
 
@@ -16,6 +16,12 @@ import { daysToMs, RangeLimits } from "./range-limits.ts";
  * bills a few seconds out; no plausible lag is a minute.
  */
 export const FILTER_IGNORED_MS = 60_000;
+
+/** How to ask for the closed range [from, to]: startTime = from + start, endTime = to + end. */
+export interface ExactBounds {
+  start: 0 | -1;
+  end: 0 | 1;
+}
 
 /** What the user set up front (EXCHANGE_MAX_SPAN_MS, EXCHANGE_HISTORY_DAYS). */
 export interface ExchangeLimitsSetting {

@@ -1,12 +1,12 @@
 // Every query of a bills run goes through here, shaped by what is known of the exchange
-// (exchange-profile.ts): clipped to its history horizon (a range wholly before it is answered
-// empty without asking), refused locally when wider than it accepts (WindowTooWide: the caller
-// narrows the window), and learnt from when the exchange refuses a time range. Each page served
-// teaches the profile (page size, hasNextPage, returned times).
+// (bills-core/exchange-profile.ts): clipped to its history horizon (a range wholly before it is
+// answered empty without asking), refused locally when wider than it accepts (WindowTooWide: the
+// caller narrows the window), and learnt from when the exchange refuses a time range. Each page
+// served teaches the profile (page size, hasNextPage, returned times).
 import type { Logger } from "pino";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import { ExchangeTimeRangeRefusal } from "../../exchange/errors.ts";
-import type { ExchangeProfile } from "./exchange-profile.ts";
+import type { ExchangeProfile } from "../bills-core/exchange-profile.ts";
 import { WindowTooWide } from "./window-too-wide.ts";
 
 export interface ProfiledFetchOptions {
@@ -32,7 +32,7 @@ const NOTHING_RETRIEVABLE: BillsPage = Object.freeze({
 }) as BillsPage;
 
 export class ProfiledFetch {
-  /** Requests sent (refusals and the checks of range-limits.ts included). */
+  /** Requests sent (refusals and the checks of bills-core/range-limits.ts included). */
   requests = 0;
   /** Time spent waiting for the exchange, seconds, summed over requests. */
   fetchSeconds = 0;

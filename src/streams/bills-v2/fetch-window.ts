@@ -4,12 +4,12 @@
 // - bound inclusivity: until it is measured (exact-bounds.ts), we ask one millisecond wider on each
 //   side;
 // - item ordering and which items a full page holds: never relied on. A window counts as complete
-//   only when its page is not full (page-trust.ts); a full page says nothing about what it left
-//   out, so the caller narrows the window and asks again;
+//   only when its page is not full (bills-core/page-trust.ts); a full page says nothing about what
+//   it left out, so the caller narrows the window and asks again;
 // - paging parameter: none is used; narrowing the window is the paging.
 import type { BillsPage } from "../../exchange/bills-endpoint.ts";
 import { PADDED, rangeQuery } from "./exact-bounds.ts";
-import type { ExchangeProfile } from "./exchange-profile.ts";
+import type { ExchangeProfile } from "../bills-core/exchange-profile.ts";
 import type { FetchPage } from "./fetch-page.ts";
 import { WindowItems } from "./page-items.ts";
 import { WindowTooWide } from "./window-too-wide.ts";

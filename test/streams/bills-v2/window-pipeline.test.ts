@@ -3,7 +3,8 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
 import type { BillsQuery } from "../../../src/exchange/bills-endpoint.ts";
-import { syncBills, type BillsRange, type BillsSyncSummary } from "../../../src/streams/bills/bills-stream.ts";
+import type { BillsSyncSummary } from "../../../src/streams/bills-core/sync-summary.ts";
+import { syncBills, type BillsRange } from "../../../src/streams/bills-v2/bills-stream.ts";
 import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
 
 const logger = pino({ level: "silent" });

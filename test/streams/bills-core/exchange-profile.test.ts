@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
 import type { BillsPage } from "../../../src/exchange/bills-endpoint.ts";
 import { NO_FACTS } from "../../../src/store/exchange-profiles.ts";
-import { TimeFilterIgnoredError } from "../../../src/streams/bills/errors.ts";
-import { ExchangeProfile, FILTER_IGNORED_MS } from "../../../src/streams/bills/exchange-profile.ts";
+import { TimeFilterIgnoredError } from "../../../src/streams/bills-core/errors.ts";
+import { ExchangeProfile, FILTER_IGNORED_MS } from "../../../src/streams/bills-core/exchange-profile.ts";
 
 const bill = (id: number, cTimeMs: number) => ({ billId: String(id), cTimeMs }) as Bill;
 const page = (...bills: Bill[]): BillsPage => ({

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BillsPage } from "../../../src/exchange/bills-endpoint.ts";
 import { startSandbox, type Ordering } from "../../../src/sandbox/index.ts";
 import { NO_FACTS } from "../../../src/store/exchange-profiles.ts";
-import { PageTrust, type LyingHasNextPage } from "../../../src/streams/bills/page-trust.ts";
+import { PageTrust, type LyingHasNextPage } from "../../../src/streams/bills-core/page-trust.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
 import { asRows, storedBills, syncFromSandbox } from "../../support/sandbox-sync.ts";
 

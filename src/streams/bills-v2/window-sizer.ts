@@ -55,14 +55,17 @@ export class WindowSizer {
     this.target = opts.limit * (opts.targetFill ?? TARGET_FILL);
   }
 
-  /** The exchange serves at most `n` bills a page (page-trust.ts): windows aim at a fill of that. */
+  /**
+   * The exchange serves at most `n` bills a page (bills-core/page-trust.ts): windows aim at a fill
+   * of that.
+   */
   setPageSize(n: number): void {
     if (n === this.pageSize || n < 1) return;
     this.pageSize = n;
     this.target = n * (this.opts.targetFill ?? TARGET_FILL);
   }
 
-  /** The exchange accepts windows of at most `ms` (range-limits.ts). */
+  /** The exchange accepts windows of at most `ms` (bills-core/range-limits.ts). */
   limitWidth(ms: number): void {
     if (ms >= this.maxMs) return;
     this.maxMs = Math.max(1, ms);

@@ -30,7 +30,10 @@ export const MIN_PAGE_SIZE = 10;
 
 export class PageTrust {
   private largest: number;
-  /** Proven: more bills existed where a page of `largest` was served (page-size-probe.ts), or stored so. */
+  /**
+   * Proven: more bills existed where a page of `largest` was served (bills-v2/page-size-probe.ts),
+   * or stored so.
+   */
   private capped: boolean;
   /** Said by a hasNextPage: true on a page of `largest`: believed while the field is trusted. */
   private cappedByHasNext = false;

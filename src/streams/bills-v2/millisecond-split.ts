@@ -16,8 +16,8 @@ import { BUSINESS_TYPES } from "../../exchange/business-types.ts";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
 import { UnsplittableMillisecondError } from "./errors.ts";
-import { PADDED, rangeQuery, type ExactBounds } from "./exact-bounds.ts";
-import type { ExchangeProfile } from "./exchange-profile.ts";
+import type { ExactBounds, ExchangeProfile } from "../bills-core/exchange-profile.ts";
+import { PADDED, rangeQuery } from "./exact-bounds.ts";
 import type { FetchPage } from "./fetch-page.ts";
 import type { WindowItems } from "./page-items.ts";
 

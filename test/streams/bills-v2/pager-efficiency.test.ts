@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { Bill } from "../../../src/exchange/bill-item.ts";
 import { Prng } from "../../../src/sandbox/prng.ts";
-import { syncBills } from "../../../src/streams/bills/bills-stream.ts";
+import { syncBills } from "../../../src/streams/bills-v2/bills-stream.ts";
 import { bill, modelExchange, type ModelBehaviour } from "./model-exchange.ts";
 
 const LIMIT = 100;

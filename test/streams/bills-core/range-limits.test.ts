@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import type { BillsQuery } from "../../../src/exchange/bills-endpoint.ts";
 import { ExchangeTimeRangeRefusal } from "../../../src/exchange/errors.ts";
-import { RangeRefusedError } from "../../../src/streams/bills/errors.ts";
-import { HORIZON_MARGIN_MS, RangeLimits } from "../../../src/streams/bills/range-limits.ts";
+import { RangeRefusedError } from "../../../src/streams/bills-core/errors.ts";
+import { HORIZON_MARGIN_MS, RangeLimits } from "../../../src/streams/bills-core/range-limits.ts";
 
 const DAY = 86_400_000;
 const refusal = (historyDays?: number, maxSpanDays?: number, msg = "refused") =>
