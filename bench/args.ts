@@ -16,6 +16,7 @@ export const ITEMS = [
   "export",
   "rollups",
   "console-fleet",
+  "volume",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 
@@ -56,11 +57,17 @@ export interface BenchArgs {
   /** Rollups: bills of history at each size; bills of the ingest with and without rollups. */
   rollupsBills: number[];
   rollupsIngestBills: number;
+  /** Volume: bills over accounts (a year each), accounts registered; keep the database, or use one. */
+  volumeBills: number;
+  volumeAccounts: number;
+  volumeRegistered: number;
+  volumeKeep: boolean;
+  volumeDatabase: string | undefined;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
 
-const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin"> = {
+const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin" | "volumeKeep" | "volumeDatabase"> = {
   bills: 200_000,
   upsertRows: 10_000,
   budgetBills: 50_000,
@@ -82,6 +89,9 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin"> = {
   exportBills: 1_000_000,
   rollupsBills: [1_000_000, 10_000_000],
   rollupsIngestBills: 200_000,
+  volumeBills: 10_000_000,
+  volumeAccounts: 200,
+  volumeRegistered: 10_000,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -99,6 +109,9 @@ const SMALL: Partial<BenchArgs> = {
   exportBills: 50_000,
   rollupsBills: [20_000, 100_000],
   rollupsIngestBills: 10_000,
+  volumeBills: 100_000,
+  volumeAccounts: 10,
+  volumeRegistered: 1000,
 };
 
 type NumericKey = {
@@ -125,6 +138,9 @@ const NUMERIC: Record<string, NumericKey> = {
   "--migrate-runs": "migrateRuns",
   "--export-bills": "exportBills",
   "--rollups-ingest-bills": "rollupsIngestBills",
+  "--volume-bills": "volumeBills",
+  "--volume-accounts": "volumeAccounts",
+  "--volume-registered": "volumeRegistered",
 };
 
 const d = DEFAULTS;
@@ -141,6 +157,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   migrate:   --migrate-runs ${d.migrateRuns} --migrate-bin bin/ledger-sync.js (another checkout's CLI for a before figure)
   export:    --export-bills ${d.exportBills}
   rollups:   --rollups-bills ${d.rollupsBills.join(",")} --rollups-ingest-bills ${d.rollupsIngestBills}
+  volume:    --volume-bills ${d.volumeBills} --volume-accounts ${d.volumeAccounts} --volume-registered ${d.volumeRegistered} [--volume-keep | --volume-database <url>]
   (defaults shown; --small: ${Object.entries(SMALL)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ")}; --no-doc: print only)`;
@@ -167,6 +184,8 @@ export function parseArgs(argv: string[]): BenchArgs {
     .option("--small", "small sizes")
     .option("--no-doc", "print only")
     .option("--migrate-bin <path>", "the CLI the migrate item runs")
+    .option("--volume-keep", "keep the volume item's database and print its URL")
+    .option("--volume-database <url>", "the volume item's database: generated where missing, never dropped")
     .option("--scaling-processes <list>", "process counts", (v: string) =>
       v.split(",").map((p) => positive("--scaling-processes", p)),
     )
@@ -185,6 +204,8 @@ export function parseArgs(argv: string[]): BenchArgs {
     ...structuredClone(DEFAULTS),
     ...(o.small ? SMALL : {}),
     migrateBin: (o.migrateBin as string | undefined) ?? "bin/ledger-sync.js",
+    volumeKeep: o.volumeKeep === true,
+    volumeDatabase: o.volumeDatabase as string | undefined,
     only: (o.only as Item[] | undefined) ?? [...ITEMS],
     writeDoc: o.doc !== false,
   };

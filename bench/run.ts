@@ -24,6 +24,7 @@ import { rollupsBench, ROLLUPS_METHOD, rollupsRows } from "./rollups.ts";
 import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 import { VERIFY_METHOD, verifyCost, verifyRows } from "./verify-cost.ts";
+import { volumeBench, VOLUME_METHOD, volumeRows } from "./volume.ts";
 
 type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
 
@@ -112,6 +113,20 @@ const RUNNERS: Record<Item, Runner> = {
     title: "Console fleet: the accounts page and status's fleet query at 1,000 accounts (issue 25)",
     rows: consoleFleetRows(await consoleFleet()),
     method: CONSOLE_FLEET_METHOD,
+  }),
+  volume: async (a) => ({
+    title: "Volume: reads at N bills over K accounts, a fleet of accounts registered (issue 32)",
+    rows: volumeRows(
+      await volumeBench({
+        bills: a.volumeBills,
+        accounts: a.volumeAccounts,
+        registered: a.volumeRegistered,
+        keep: a.volumeKeep,
+        databaseUrl: a.volumeDatabase,
+      }),
+      sizeNote(a.volumeBills, "volumeBills"),
+    ),
+    method: VOLUME_METHOD,
   }),
 };
 
