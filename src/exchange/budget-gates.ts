@@ -40,8 +40,9 @@ export function redisBudgetGates(config: Config, redis: RedisClient, logger: Log
   // Any account's request held back by the egress's IP budget tells every account of this process
   // that the budget sets the pace (their clients stop sending ahead: no hedges, one window at a time).
   const ipPressure = new HeldBackMark();
+  // Info, not a warning: the outage that caused it was warned of once (outage-log.ts).
   const reconnections = new RedisReconnections(redis, () =>
-    logger.warn(
+    logger.info(
       { holdMs: config.rateLimit.windowMs },
       "Redis reconnected: the exchange's weight budgets send nothing for one window, " +
         "as Redis may have forgotten charges (a failover, a restart)",
