@@ -17,6 +17,7 @@ export const ITEMS = [
   "rollups",
   "console-fleet",
   "volume",
+  "round-trips",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 

@@ -25,6 +25,7 @@ import { scaling, SCALING_METHOD, scalingRows } from "./scaling.ts";
 import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 import { VERIFY_METHOD, verifyCost, verifyRows } from "./verify-cost.ts";
 import { volumeBench, VOLUME_METHOD, volumeRows } from "./volume.ts";
+import { roundTrips, ROUND_TRIPS_METHOD, roundTripsRows } from "./round-trips.ts";
 
 type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
 
@@ -127,6 +128,11 @@ const RUNNERS: Record<Item, Runner> = {
       sizeNote(a.volumeBills, "volumeBills"),
     ),
     method: VOLUME_METHOD,
+  }),
+  "round-trips": async () => ({
+    title: "Round trips: PostgreSQL statements of a quiet account's bills job (issue 32)",
+    rows: roundTripsRows(await roundTrips()),
+    method: ROUND_TRIPS_METHOD,
   }),
 };
 
