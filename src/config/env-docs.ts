@@ -261,8 +261,9 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
     default: "`10`",
     meaning:
       "PostgreSQL connections one process opens at most (at least 2): a pool of this minus one (minus one more " +
-      "for the worker's console), and one more, open only while it takes, renews or frees account run leases",
-    readBy: ["worker"],
+      "for the worker's console), and one more, open only while it takes, renews or frees account run leases; " +
+      "`verify` of every account checks up to 4 accounts at once within it",
+    readBy: ["worker", "verify"],
   },
   WORKER_CONCURRENCY: {
     default: "`50`",

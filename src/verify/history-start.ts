@@ -8,11 +8,21 @@ import type { Db } from "../store/prisma.ts";
 import type { Rule } from "./balance-continuity.ts";
 import type { CheckResult } from "./report.ts";
 
-const OPENING: Record<Rule, string> = {
-  plain: "balance - amount",
-  minus_fee: "balance - amount + fill_fee",
-  plus_fee: "balance - amount - fill_fee",
-};
+// Each coin's first bill in ledger order and the balance it opens on under the coin's rule (the
+// plain one when none), computed exactly by PostgreSQL; one statement for every coin: the index
+// (account_name, coin, created_at_ms) finds each, and only bills of its first millisecond are sorted.
+const FIRST_BILLS = `
+  SELECT k.coin, f.bill_id, f.created_at_ms::text AS created_at_ms,
+         (CASE k.rule WHEN 'minus_fee' THEN f.balance - f.amount + f.fill_fee
+                      WHEN 'plus_fee' THEN f.balance - f.amount - f.fill_fee
+                      ELSE f.balance - f.amount END)::text AS opening
+  FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(coin, rule, n)
+  CROSS JOIN LATERAL (
+    SELECT bill_id, created_at_ms, balance, amount, fill_fee FROM bills
+    WHERE account_name = $1 AND coin = k.coin
+    ORDER BY created_at_ms, bill_id::numeric LIMIT 1
+  ) f
+  ORDER BY k.n`;
 
 /** One check per coin whose first stored bill opens on a non-zero balance (none when all open at zero). */
 export async function checkHistoryStart(
@@ -23,39 +33,32 @@ export async function checkHistoryStart(
 ): Promise<CheckResult[]> {
   const coins = Object.keys(rules);
   if (coins.length === 0) return [];
+  const firsts = await db.$queryRawUnsafe<{ coin: string; bill_id: string; created_at_ms: string; opening: string }[]>(
+    FIRST_BILLS,
+    account,
+    coins,
+    coins.map((c) => rules[c] ?? "plain"),
+  );
+  const midChain = firsts.filter((f) => !/^-?0*(\.0*)?$/.test(f.opening));
+  if (midChain.length === 0) return [];
+  // The horizon is only read to say why a history begins mid-chain.
   const facts = await readExchangeFacts(db, account);
   const horizonMs = facts?.historyMs == null ? undefined : nowMs - facts.historyMs;
-  const checks: CheckResult[] = [];
-  for (const coin of coins) {
-    const opening = OPENING[rules[coin] ?? "plain"];
-    const rows = await db.$queryRawUnsafe<{ bill_id: string; created_at_ms: bigint; opening: string }[]>(
-      `SELECT bill_id, created_at_ms, (${opening})::text AS opening FROM bills
-       WHERE account_name = $1 AND coin = $2 ORDER BY created_at_ms, bill_id::numeric LIMIT 1`,
-      account,
-      coin,
-    );
-    const first = rows[0];
-    if (!first || /^-?0*(\.0*)?$/.test(first.opening)) continue;
-    const at = new Date(Number(first.created_at_ms)).toISOString();
-    const cause =
-      horizonMs === undefined
-        ? "bills before it were not synced (BACKFILL_FROM, or `backfill --from`, reaches further back)"
-        : `the exchange keeps history only from ${new Date(horizonMs).toISOString()}; ` +
-          "earlier bills are not retrievable";
-    checks.push({
+  const cause =
+    horizonMs === undefined
+      ? "bills before it were not synced (BACKFILL_FROM, or `backfill --from`, reaches further back)"
+      : `the exchange keeps history only from ${new Date(horizonMs).toISOString()}; ` +
+        "earlier bills are not retrievable";
+  return midChain.map((first) => {
+    const atMs = Number(first.created_at_ms);
+    return {
       check: "history-start",
-      subject: coin,
+      subject: first.coin,
       status: "pass",
       summary:
-        `the stored history begins mid-chain at bill ${first.bill_id} (${at}), ` +
+        `the stored history begins mid-chain at bill ${first.bill_id} (${new Date(atMs).toISOString()}), ` +
         `opening on a balance of ${first.opening}: ${cause}`,
-      details: {
-        billId: first.bill_id,
-        atMs: Number(first.created_at_ms),
-        openingBalance: first.opening,
-        horizonMs: horizonMs ?? null,
-      },
-    });
-  }
-  return checks;
+      details: { billId: first.bill_id, atMs, openingBalance: first.opening, horizonMs: horizonMs ?? null },
+    };
+  });
 }

@@ -39,28 +39,38 @@ export async function checkQuarantine(db: Db, account: string): Promise<{ check:
 }
 
 export interface CursorLagOptions {
-  account: string;
   lookbackMs: number;
   now: number;
   /** verify --to: the range must have been synced through this instant instead of up to now. */
   toMs?: number;
 }
 
-export async function checkCursorLag(db: Db, o: CursorLagOptions): Promise<CheckResult> {
+/** The bills cursor as sync_state holds it, or undefined when the stream was never synced. */
+export interface BillsCursor {
+  cursorMs: number;
+  updatedAt: Date;
+}
+
+export async function readBillsCursor(db: Db, account: string): Promise<BillsCursor | undefined> {
   const [row] = await db.$queryRawUnsafe<{ cursor_ms: string; updated_at: Date }[]>(
     "SELECT cursor_ms::text, updated_at FROM sync_state WHERE account_name = $1 AND stream = $2",
-    o.account,
+    account,
     BILLS_STREAM,
   );
+  return row ? { cursorMs: Number(row.cursor_ms), updatedAt: row.updated_at } : undefined;
+}
+
+/** The check of the cursor as read (verify reads it once, for this and the collateral checks). */
+export function checkCursorLag(cursor: BillsCursor | undefined, o: CursorLagOptions): CheckResult {
   const subject = BILLS_STREAM;
-  if (!row)
+  if (!cursor)
     return { check: "cursor-lag", subject, status: "fail", summary: "the bills stream was never synced: no cursor" };
-  const cursorMs = Number(row.cursor_ms);
+  const cursorMs = cursor.cursorMs;
   const details = {
     cursorMs,
     cursor: new Date(cursorMs).toISOString(),
     lookbackMs: o.lookbackMs,
-    lastMovedAt: row.updated_at.toISOString(),
+    lastMovedAt: cursor.updatedAt.toISOString(),
   };
   if (o.toMs !== undefined) {
     const ok = cursorMs >= o.toMs;

@@ -1,14 +1,12 @@
 // verify for one account: every check, one report. Read-only, so an auditor can run it with the
 // read-only role (grant-readonly).
 import { checkClosedPeriods } from "../periods/closed-period-check.ts";
-import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
-import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "./balance-continuity.ts";
 import { checkCollateral } from "./collateral-checks.ts";
 import { checkHistoryStart } from "./history-start.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
-import { checkCursorLag, checkQuarantine } from "./store-checks.ts";
+import { checkCursorLag, checkQuarantine, readBillsCursor } from "./store-checks.ts";
 import { walletChecks, type ReadNow, type ReadUnstored } from "./wallet.ts";
 
 export interface VerifyOptions {
@@ -67,7 +65,8 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
         o.now ?? Date.now(),
       )),
     );
-  const billsCursorMs = await readCursor(db, o.account, BILLS_STREAM);
+  const cursor = await readBillsCursor(db, o.account);
+  const billsCursorMs = cursor?.cursorMs;
   const collateral = await checkCollateral(db, {
     account: o.account,
     coinNames: o.coinNames,
@@ -99,9 +98,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
     );
   const quarantine = await checkQuarantine(db, o.account);
   checks.push(quarantine.check);
-  checks.push(
-    await checkCursorLag(db, { account: o.account, lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }),
-  );
+  checks.push(checkCursorLag(cursor, { lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }));
   return {
     report: accountReport(o.account, checks),
     continuity,

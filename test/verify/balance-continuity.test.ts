@@ -7,6 +7,7 @@ import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { syncFromSandbox } from "../support/sandbox-sync.ts";
 import { tamper } from "../support/tamper.ts";
+import { rng } from "./seeded-random.ts";
 
 let t: MigratedDb;
 type Link = { coin: string; billId: string; amount: string };
@@ -44,16 +45,6 @@ const check = async () =>
   (await checkBalanceContinuity(t.db, { account: "v" })).flatMap((c) =>
     c.breaks.map((b) => [b.previousBillId, b.billId]),
   );
-
-/** Deterministic choices (mulberry32), so a failure names a reproducible case. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("verify: balance continuity", () => {
   it("passes on clean data under the rule the sandbox uses (balance = previous + amount)", async () => {

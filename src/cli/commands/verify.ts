@@ -2,11 +2,12 @@ import { InvalidArgumentError, type Command } from "commander";
 import { loadConfig, parseInstant, requireDatabaseUrl, type Config } from "../../config/index.ts";
 import type { Db } from "../../store/prisma.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
-import type { AccountReport } from "../../verify/report.ts";
 import type { RepairResult } from "../../verify/repair.ts";
 import { withAccountRunLock } from "../account-run-lock.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 import type { ExchangeReaders } from "./verify-exchange-reader.ts";
+import type { Printed } from "./verify-output.ts";
+import { VerifyProgress } from "./verify-progress.ts";
 
 const instant = (flag: string) => (v: string) => {
   const ms = parseInstant(v);
@@ -26,7 +27,9 @@ interface VerifyFlags {
   exchange?: boolean;
 }
 
-type Printed = AccountReport & { repair?: RepairResult & { failuresBefore: number } };
+// Accounts checked at once when every account is (each on a connection of the pool): PostgreSQL
+// does most of the work, so a server with cores to spare verifies a fleet that much sooner.
+const PARALLEL = 4;
 
 export function registerVerify(program: Command): void {
   program
@@ -66,17 +69,18 @@ export function registerVerify(program: Command): void {
         const { runCrossChecks } = await import("./cross-check-run.ts");
         return runCrossChecks(config, o);
       }
-      const [{ createDb }, { verifyAccount }] = await Promise.all([
-        import("../../store/prisma.ts"),
-        import("../../verify/verify-account.ts"),
-      ]);
-      const db = createDb(requireDatabaseUrl(config));
+      const [{ createDb }, { verifyAccount }, { accountsWithBills, inAccountOrder }, { reportWriter }] =
+        await Promise.all([
+          import("../../store/prisma.ts"),
+          import("../../verify/verify-account.ts"),
+          import("../../verify/verify-all.ts"),
+          import("./verify-output.ts"),
+        ]);
+      // Accounts checked at once, each on a connection: within DATABASE_POOL_MAX, as every process.
+      const parallel = o.repair ? 1 : Math.max(1, Math.min(PARALLEL, config.database.poolMax - 1));
+      const db = createDb(requireDatabaseUrl(config), { poolMax: parallel });
       let readers: ExchangeReaders | undefined;
       try {
-        const withBills = async () =>
-          (await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM bills ORDER BY 1")).map(
-            (r) => r.a,
-          );
         // An account with no bills would "pass" with nothing checked: a typo must not look like proof.
         if (
           o.account &&
@@ -90,10 +94,10 @@ export function registerVerify(program: Command): void {
           throw new CliExit(
             EXIT.usage,
             `--account ${o.account}: no bills are stored for that account ` +
-              `(accounts with bills: ${(await withBills()).join(", ") || "none"})`,
+              `(accounts with bills: ${(await accountsWithBills(db)).join(", ") || "none"})`,
           );
         }
-        const accounts = o.account ? [o.account] : await withBills();
+        const accounts = o.account ? [o.account] : await accountsWithBills(db);
         if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
         // The wallet check is of now: a range ending earlier (--to) has no use for the exchange.
         if (o.exchange !== false && o.to === undefined)
@@ -106,22 +110,28 @@ export function registerVerify(program: Command): void {
           lookbackMs: config.lookbackMs,
           ...readers?.readerFor(account),
         });
-        const reports: Printed[] = [];
-        for (const account of accounts) {
+        const verifyOne = async (account: string): Promise<{ printed: Printed; bills: number }> => {
           const first = await verifyAccount(db, options(account));
+          const bills = first.continuity.reduce((n, c) => n + c.pairs + 1, 0);
           const breaks = first.continuity.some((c) => c.breaks.length > 0);
-          if (!o.repair || !breaks) {
-            reports.push(first.report);
-            continue;
-          }
+          if (!o.repair || !breaks) return { printed: first.report, bills };
           const repair = await runRepair(config, db, account, first.continuity, o.wait === true);
           const after = await verifyAccount(db, options(account));
-          reports.push({ ...after.report, repair: { ...repair, failuresBefore: first.report.failures } });
+          return { printed: { ...after.report, repair: { ...repair, failuresBefore: first.report.failures } }, bills };
+        };
+        // Every account: a bar on a terminal, else one line at the end (stderr; the report is stdout's).
+        const json = o.json === true || !process.stdout.isTTY;
+        const progress = o.account ? undefined : new VerifyProgress(accounts.length, !json);
+        const report = reportWriter(process.stdout, json);
+        let ok = true;
+        // --repair writes, one account at a time; a check only reads.
+        for await (const { printed, bills } of inAccountOrder(accounts, parallel, verifyOne)) {
+          ok &&= printed.ok;
+          progress?.clear();
+          report.account(printed);
+          progress?.account(bills);
         }
-        const ok = reports.every((r) => r.ok);
-        process.stdout.write(
-          o.json || !process.stdout.isTTY ? `${JSON.stringify({ ok, accounts: reports })}\n` : formatReports(reports),
-        );
+        report.end(ok);
         if (!ok) throw new CliExit(EXIT.failed, "verification failed: see the report");
       } finally {
         await readers?.close();
@@ -192,47 +202,4 @@ async function runRepair(
   } finally {
     await client.close();
   }
-}
-
-const TAG = { pass: "PASS", fail: "FAIL", inconclusive: "INCONCLUSIVE", skipped: "SKIPPED" } as const;
-
-function formatReports(reports: Printed[]): string {
-  const out: string[] = [];
-  for (const r of reports) {
-    out.push(`account "${r.account}": ${r.ok ? "all checks pass" : `${r.failures} failure(s)`}`);
-    if (r.repair) {
-      out.push(
-        `  repair: ${r.repair.windows.length} window(s) re-fetched (${r.repair.requests} requests): ` +
-          `${r.repair.restored} bill(s) restored, ${r.repair.revised} corrected; ` +
-          `failures ${r.repair.failuresBefore} -> ${r.failures}`,
-      );
-    }
-    for (const c of r.checks) {
-      out.push(`  ${TAG[c.status].padEnd(12)} ${c.check} ${c.subject}: ${c.summary}`);
-      const breaks =
-        (
-          c.details as
-            | {
-                breaks?: {
-                  previousBillId: string;
-                  previousAt: string;
-                  billId: string;
-                  at: string;
-                  gapMs: number;
-                  expectedBalance: string;
-                  actualBalance: string;
-                }[];
-              }
-            | undefined
-        )?.breaks ?? [];
-      for (const b of breaks.slice(0, 20)) {
-        out.push(
-          `      between bill ${b.previousBillId} (${b.previousAt}) and ${b.billId} (${b.at}), ${b.gapMs} ms apart: ` +
-            `expected balance ${b.expectedBalance}, found ${b.actualBalance}`,
-        );
-      }
-      if (breaks.length > 20) out.push(`      ... ${breaks.length - 20} more (--json lists them all)`);
-    }
-  }
-  return `${out.join("\n")}\n`;
 }
