@@ -10,12 +10,3 @@ export function csvField(value: string): string {
 export function csvLine(fields: readonly string[]): string {
   return `${fields.map(csvField).join(",")}\n`;
 }
-
-/**
- * A field as PostgreSQL's COPY ... CSV writes it, so that NULL and the empty string stay apart:
- * NULL is nothing, the empty string is "" (and a file loads back with COPY ... CSV HEADER).
- */
-export function copyCsvField(value: string | null): string {
-  if (value === null) return "";
-  return value === "" ? '""' : csvField(value);
-}

@@ -44,7 +44,8 @@ export async function runExport(r: ExportRequest): Promise<ExportTotals & { acco
   const output = await openExportOutput(r.out).catch((err: unknown) => {
     throw err instanceof UnwritableOutputError ? new ExportRequestError(err.message) : err;
   });
-  const signal = interruptSignal();
+  const interrupt = interruptSignal();
+  const signal = interrupt.signal;
   const db = createDb(r.databaseUrl);
   let written = false;
   try {
@@ -78,18 +79,12 @@ export async function runExport(r: ExportRequest): Promise<ExportTotals & { acco
   } finally {
     if (!written) await output.discard();
     await db.$disconnect();
+    interrupt.release();
   }
 }
 
 async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<BillsRange> {
-  const accounts = (await client.query<{ a: string }>(ACCOUNTS_WITH_BILLS_SQL)).rows.map((row) => row.a);
-  let account: string;
-  try {
-    account = chooseAccount(accounts, r.account);
-  } catch (err) {
-    // "No bills yet" is not the request's fault: it stays an AccountChoiceError, a plain failure.
-    throw err instanceof AccountChoiceError && err.usage ? new ExportRequestError(err.message) : err;
-  }
+  const account = await resolveAccount(client, r.account);
   if (r.coin !== undefined && !(await hasBills(client, account, r.coin))) {
     const coins = (await coinsOf(client, account)).join(", ");
     throw new ExportRequestError(
@@ -102,6 +97,22 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
     toMs: Math.min(r.toMs ?? LATEST_MS, LATEST_MS),
     ...(r.coin === undefined ? {} : { coin: r.coin }),
   };
+}
+
+/**
+ * The account named, or the only one with bills. A named account with bills is found by its index;
+ * only otherwise are the accounts listed (which reads every account's rollups), to choose or to say
+ * which there are.
+ */
+async function resolveAccount(client: pg.ClientBase, named: string | undefined): Promise<string> {
+  if (named !== undefined && (await hasBills(client, named))) return named;
+  const accounts = (await client.query<{ a: string }>(ACCOUNTS_WITH_BILLS_SQL)).rows.map((row) => row.a);
+  try {
+    return chooseAccount(accounts, named);
+  } catch (err) {
+    // "No bills yet" is not the request's fault: it stays an AccountChoiceError, a plain failure.
+    throw err instanceof AccountChoiceError && err.usage ? new ExportRequestError(err.message) : err;
+  }
 }
 
 /** Pages read of all, after each page (a tax export reads from the account's first bill). */
@@ -117,11 +128,18 @@ async function pageProgress(
   return (bills: number) => sink.update({ done: Math.ceil(bills / EXPORT_PAGE_SIZE), total: pages, bills });
 }
 
-/** Aborted by SIGINT/SIGTERM with the reason "interrupted by SIG…" (the command line's exit code 130). */
-function interruptSignal(): AbortSignal {
+/**
+ * Aborted by SIGINT/SIGTERM with the reason "interrupted by SIG…" (the command line's exit code 130);
+ * `release` gives the signals back once the export is over.
+ */
+function interruptSignal(): { signal: AbortSignal; release(): void } {
   const controller = new AbortController();
   const stop = (sig: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${sig}`));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
-  return controller.signal;
+  const release = () => {
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+  };
+  return { signal: controller.signal, release };
 }

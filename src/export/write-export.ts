@@ -1,12 +1,13 @@
-// Streams an export: the format's header, then each bill's line (or each tax row's, tax-rows.ts),
-// page by page in ledger order, into a writable stream. Memory stays flat whatever the size: one
-// page of bills is held at a time (and a tax export's trips under way), and pipeline() waits for
-// the stream to drain before it asks for the next page (back-pressure).
+// Streams an export: the format's header, then each bill's line as PostgreSQL writes it (copy-pages.ts),
+// or each tax row's (tax-rows.ts), page by page in ledger order, into a writable stream. Memory stays
+// flat whatever the size: one page is held at a time (and a tax export's trips under way), and
+// pipeline() waits for the stream to drain before it asks for the next page (back-pressure).
 import type { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type pg from "pg";
-import { EVERY_COLUMN, ledgerPages, type BillsRange, type ExportBill } from "../store/bills-read.ts";
-import type { ExportFormat } from "./export-format.ts";
+import { ledgerCopy, type BillsRange } from "../store/bills-read.ts";
+import { copyPages } from "./copy-pages.ts";
+import type { CopiedLines, ExportFormat } from "./export-format.ts";
 import type { TaxRow } from "./tax-row.ts";
 import { taxRows } from "./tax-rows.ts";
 
@@ -45,13 +46,14 @@ export async function writeExport(o: ExportRun): Promise<ExportTotals> {
     }
     return chunk;
   }
-  async function* billChunks(line: (bill: ExportBill) => string) {
-    for await (const page of ledgerPages(o.client, o.range, pageSize, EVERY_COLUMN)) {
+  async function* billChunks(lines: CopiedLines) {
+    const sql = ledgerCopy(o.range, lines.columns, lines.options);
+    for await (const page of copyPages(o.client, sql, pageSize)) {
       o.signal.throwIfAborted();
-      totals.bills += page.length;
+      totals.bills += page.rows;
+      totals.lines += page.rows;
       o.onPage?.(totals.bills);
-      const chunk = chunkOf(page, line);
-      if (chunk !== "") yield chunk;
+      yield page.bytes;
     }
   }
   async function* taxChunks(line: (row: TaxRow) => string) {
@@ -67,7 +69,7 @@ export async function writeExport(o: ExportRun): Promise<ExportTotals> {
   async function* chunks() {
     if (format.header !== "") yield format.header;
     if (format.reads === "tax rows") yield* taxChunks(format.writer());
-    else yield* billChunks((bill) => format.line(bill));
+    else yield* billChunks(format.lines(o.range));
   }
   try {
     // The signal also stops a write that waits on a stalled reader of stdout.

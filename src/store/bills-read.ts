@@ -1,8 +1,9 @@
 // Reads one account's bills for an export: in ledger order (created_at, then bill_id as a number, as
-// verify's balance chain orders them), a page at a time by keyset, inside one read-only snapshot so
-// that the whole export sees the same books however long it takes. Every value comes back as the
-// text PostgreSQL prints: NUMERIC digit for digit, ids and milliseconds as digits, never a JS number.
-import type pg from "pg";
+// verify's balance chain orders them), inside one read-only snapshot so that the whole export sees the
+// same books however long it takes. Either a page at a time by keyset, every value as the text
+// PostgreSQL prints (NUMERIC digit for digit, ids and milliseconds as digits, never a JS number), or
+// as one COPY ... TO STDOUT of lines PostgreSQL renders itself (ledgerCopy).
+import pg from "pg";
 
 export interface BillsRange {
   account: string;
@@ -28,18 +29,6 @@ export interface BillMovement {
   createdAtMs: string;
 }
 
-/** A stored bill as text, every column of `bills`. */
-export interface ExportBill extends BillMovement {
-  accountName: string;
-  balance: string;
-  /** The jsonb as PostgreSQL prints it. */
-  raw: string;
-  firstSeenAt: string;
-  lastSeenAt: string;
-  source: string;
-  transferReason: string | null;
-}
-
 /** The columns a page selects, and the row type they make. */
 export interface Selection<Row extends BillMovement> {
   columns: string;
@@ -51,34 +40,46 @@ export interface Selection<Row extends BillMovement> {
 export const EARLIEST_MS = 0;
 export const LATEST_MS = 8_640_000_000_000_000;
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** A timestamptz column as UTC ISO 8601 text with milliseconds: 2026-01-31T14:25:13.123Z. */
+export const isoUtc = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const MOVEMENT = `bill_id AS "billId", coin, symbol,
   business_type AS "businessType", amount::text AS amount,
-  fill_fee::text AS "fillFee", ${iso("created_at")} AS "createdAt", created_at_ms::text AS "createdAtMs"`;
+  fill_fee::text AS "fillFee", ${isoUtc("created_at")} AS "createdAt", created_at_ms::text AS "createdAtMs"`;
 
 /** A tax tool's columns: the largest ones (raw above all) are not read at all. */
 export const MOVEMENT_COLUMNS: Selection<BillMovement> = { columns: MOVEMENT };
-export const EVERY_COLUMN: Selection<ExportBill> = {
-  columns: `${MOVEMENT}, account_name AS "accountName", balance::text AS balance, raw::text AS raw,
-    ${iso("first_seen_at")} AS "firstSeenAt", ${iso("last_seen_at")} AS "lastSeenAt",
-    source, transfer_reason AS "transferReason"`,
-};
 
-const instant = (param: string) => `timestamptz 'epoch' + ${param}::bigint * interval '1 millisecond'`;
+const instant = (ms: string) => `timestamptz 'epoch' + ${ms}::bigint * interval '1 millisecond'`;
+
+/** SQL for a range's values: parameters in a page's query, literals in a COPY (which takes none). */
+interface RangeSql {
+  account: string;
+  fromMs: string;
+  toMs: string;
+  coin: string | undefined;
+}
+
+// The range in ledger order. Each form orders by the columns of an index, so a read touches only the
+// range's rows: (account_name, created_at) for the whole account, (account_name, coin, created_at_ms)
+// for one coin. Both times are the same instant, so both forms give the same order. `afterId`: only
+// the bills after (fromMs, afterId) in ledger order, a page's keyset.
+function inLedgerOrder(columns: string, v: RangeSql, afterId?: string): string {
+  const oneCoin = v.coin !== undefined;
+  const time = oneCoin ? "created_at_ms" : "created_at";
+  const at = (ms: string) => (oneCoin ? `${ms}::bigint` : instant(ms));
+  const keyset =
+    afterId === undefined ? "" : `\n    AND (${time} > ${at(v.fromMs)} OR bill_id::numeric > ${afterId}::numeric)`;
+  return `SELECT ${columns} FROM bills
+  WHERE account_name = ${v.account}${oneCoin ? ` AND coin = ${v.coin}` : ""}
+    AND ${time} >= ${at(v.fromMs)} AND ${time} < ${at(v.toMs)}${keyset}
+  ORDER BY ${time}, bill_id::numeric`;
+}
 
 // The keyset page: $1 account, $2 time of the last bill served (or the range's start), $3 its id
-// ('-1' before the first page), $4 end of the range (excluded), $5 page size, $6 the coin. Each form
-// orders by the columns of an index, so a page reads only its own rows: (account_name, created_at)
-// for the whole account, (account_name, coin, created_at_ms) for one coin. Both times are the same
-// instant, so both forms give the same order.
-const pageAllCoins = (columns: string) => `SELECT ${columns} FROM bills
-  WHERE account_name = $1 AND created_at >= ${instant("$2")} AND created_at < ${instant("$4")}
-    AND (created_at > ${instant("$2")} OR bill_id::numeric > $3::numeric)
-  ORDER BY created_at, bill_id::numeric LIMIT $5`;
-const pageOneCoin = (columns: string) => `SELECT ${columns} FROM bills
-  WHERE account_name = $1 AND coin = $6 AND created_at_ms >= $2::bigint AND created_at_ms < $4::bigint
-    AND (created_at_ms > $2::bigint OR bill_id::numeric > $3::numeric)
-  ORDER BY created_at_ms, bill_id::numeric LIMIT $5`;
+// ('-1' before the first page), $4 end of the range (excluded), $5 page size, $6 the coin.
+const PAGE_VALUES = { account: "$1", fromMs: "$2", toMs: "$4" };
+const pageSql = (columns: string, coin: boolean) =>
+  `${inLedgerOrder(columns, { ...PAGE_VALUES, coin: coin ? "$6" : undefined }, "$3")} LIMIT $5`;
 
 /** The range's bills in ledger order, `pageSize` at a time. Run it inside `inLedgerSnapshot`. */
 export async function* ledgerPages<Row extends BillMovement>(
@@ -87,7 +88,7 @@ export async function* ledgerPages<Row extends BillMovement>(
   pageSize: number,
   selection: Selection<Row>,
 ): AsyncGenerator<Row[]> {
-  const text = range.coin === undefined ? pageAllCoins(selection.columns) : pageOneCoin(selection.columns);
+  const text = pageSql(selection.columns, range.coin !== undefined);
   let lastMs = String(range.fromMs);
   let lastId = "-1";
   for (;;) {
@@ -98,6 +99,30 @@ export async function* ledgerPages<Row extends BillMovement>(
     const last = rows[rows.length - 1]!;
     [lastMs, lastId] = [last.createdAtMs, last.billId];
   }
+}
+
+/**
+ * One query text that writes the range's bills in ledger order with `COPY ... TO STDOUT WITH (options)`,
+ * a row of the expressions `columns` over `bills` for each bill. Run it inside `inLedgerSnapshot`.
+ */
+export function ledgerCopy(range: BillsRange, columns: string, options: string): string {
+  const values: RangeSql = {
+    account: pg.escapeLiteral(range.account),
+    fromMs: msLiteral(range.fromMs),
+    toMs: msLiteral(range.toMs),
+    coin: range.coin === undefined ? undefined : pg.escapeLiteral(range.coin),
+  };
+  // Planned for all its rows, the COPY would sort the whole range before its first line (on disk past
+  // work_mem). Without a full sort, the planner takes the index that serves ledger order up to the time
+  // and sorts only the bills of each instant among themselves (an incremental sort): lines stream. The
+  // setting lasts until the transaction's end (an export's COPY is its last query).
+  return `SET LOCAL enable_sort = off;
+COPY (${inLedgerOrder(columns, values)}) TO STDOUT WITH (${options})`;
+}
+
+function msLiteral(ms: number): string {
+  if (!Number.isSafeInteger(ms)) throw new RangeError(`not a whole number of milliseconds: ${ms}`);
+  return String(ms);
 }
 
 /** How many bills the range holds (for a progress bar). */

@@ -1,5 +1,6 @@
-// The export streams: it reads the next page only once the output has taken the last one
-// (back-pressure), and a run interrupted half way leaves no file behind.
+// The export streams: it writes the next page only once the output has taken the last one
+// (back-pressure; how far the read from the server runs ahead: copy-pages.test.ts), an output that
+// fails ends the read, and a run interrupted half way leaves no file behind.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,7 +34,7 @@ afterAll(async () => {
 });
 
 describe("streaming", () => {
-  it("reads a page only after a slow output has drained the last one", async () => {
+  it("takes a page only after a slow output has drained the last one", async () => {
     const highWaterMark = 4096;
     let written = 0;
     const slow = new Writable({
@@ -67,6 +68,34 @@ describe("streaming", () => {
     // would hold several pages when the next one is read.
     expect(Math.max(...bufferedAtRead)).toBeLessThanOrEqual(highWaterMark);
     expect(written).toBeGreaterThan(20 * highWaterMark);
+  });
+
+  it("an output that fails half way fails the export with the output's error, and ends the COPY", async () => {
+    let writes = 0;
+    const failing = new Writable({
+      write(_chunk: Buffer, _encoding, done) {
+        done(++writes === 3 ? new Error("disk full") : undefined);
+      },
+    });
+    const client = await directPool(t.db)!.connect();
+    try {
+      const run = inLedgerSnapshot(client, () =>
+        writeExport({
+          client,
+          range: { account: "big", fromMs: FIRST_MS, toMs: FIRST_MS + 10 * BILLS + 10 },
+          format: FORMATS["ledger-csv"],
+          out: failing,
+          end: true,
+          signal: new AbortController().signal,
+          pageSize: 1000,
+        }),
+      );
+      await expect(run).rejects.toThrow("disk full");
+      // Stopped mid-COPY: the connection was ended rather than read to the end of 300,000 bills.
+      await expect(client.query("SELECT 1")).rejects.toThrow(/not queryable/);
+    } finally {
+      client.release(true);
+    }
   });
 
   it("SIGTERM half way: exit code 130, and neither the file nor its partial file is left", async () => {

@@ -2,8 +2,9 @@
 // quoting, and NULL kept apart from the empty string as PostgreSQL's COPY does.
 import { describe, expect, it } from "vitest";
 import { absoluteText, directionOf, isZeroText } from "../../src/export/amount-text.ts";
-import { copyCsvField, csvField, csvLine } from "../../src/export/csv.ts";
+import { csvField, csvLine } from "../../src/export/csv.ts";
 import { coinTrackerDate, cryptactDate, koinlyDate } from "../../src/export/utc-time.ts";
+import { copyCsvField } from "./line-oracle.ts";
 
 describe("amounts as text", () => {
   it.each([

@@ -1,11 +1,9 @@
 // Books for the round-trip tests, written straight into a migrated database: bills, snapshot runs
 // (sync_runs) and position events (position_history), and a tax export of a range as text.
-import { Writable } from "node:stream";
-import { FORMATS } from "../../src/export/formats.ts";
-import { writeExport } from "../../src/export/write-export.ts";
 import { EARLIEST_MS, inLedgerSnapshot, LATEST_MS } from "../../src/store/bills-read.ts";
 import { directPool } from "../../src/store/prisma.ts";
 import type { MigratedDb } from "../support/migrated-db.ts";
+import { exportOn } from "./export-text.ts";
 
 export interface TripBill {
   ms: number;
@@ -80,28 +78,11 @@ export async function exportText(
   fromMs = EARLIEST_MS,
   toMs = LATEST_MS,
 ): Promise<string> {
-  let text = "";
-  const out = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString();
-      done();
-    },
-  });
   const client = await directPool(t.db)!.connect();
   try {
-    await inLedgerSnapshot(client, () =>
-      writeExport({
-        client,
-        range: { account, fromMs, toMs },
-        format: FORMATS[format],
-        out,
-        end: true,
-        signal: new AbortController().signal,
-        pageSize: 7,
-      }),
-    );
+    const { text } = await inLedgerSnapshot(client, () => exportOn(client, { account, fromMs, toMs }, format, 7));
+    return text;
   } finally {
     client.release();
   }
-  return text;
 }

@@ -1,0 +1,109 @@
+// Our own formats' lines as PostgreSQL writes them are the bytes the reference renders in JavaScript
+// (line-oracle.ts), for books made to be awkward: every control character, quotes, commas, line
+// breaks, backslashes and characters beyond the BMP in every text column and in raw, an account name
+// that needs escaping in SQL, JSON and CSV, NULL beside the empty string, ids above 2^64 that share a
+// millisecond, decimals of every scale, infinite times; over the whole books, a range and one coin,
+// across pages.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FORMATS } from "../../src/export/formats.ts";
+import { EARLIEST_MS, inLedgerSnapshot, LATEST_MS, type BillsRange } from "../../src/store/bills-read.ts";
+import { directPool } from "../../src/store/prisma.ts";
+import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { exportOn } from "./export-text.ts";
+import { oracleLines } from "./line-oracle.ts";
+
+const CONTROLS = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)).join("");
+const AWKWARD = [`${CONTROLS}\u007f`, 'say "hi", \\ then\r\nmore', "", "\u2028\u2029 é 😀 \\u0041", "\\", ","];
+const ACCOUNT = `o'brien "\\" ,\n\t😀`;
+const FIRST_MS = 1_767_225_600_123;
+
+interface Bill {
+  id: string;
+  coin: string;
+  symbol: string | null;
+  type: string;
+  amount: string;
+  balance: string;
+  raw: unknown;
+  reason: string | null;
+}
+
+/** Bills in twos per millisecond, ids that order differently as text and as numbers. */
+function books(): Bill[] {
+  const bills: Bill[] = [];
+  const ids = ["9", "10", "18446744073709551616", "18446744073709551617123", "99999999999999999999999999", "100"];
+  AWKWARD.forEach((s, i) => {
+    for (const [k, id] of ids.entries()) {
+      bills.push({
+        id: `${i}${id}`,
+        coin: k % 2 === 0 ? "USDT" : s === "" ? "C" : `C${s}`,
+        symbol: k % 3 === 0 ? null : k % 3 === 1 ? s : "cmt_btcusdt",
+        type: s === "" ? "deposit" : `type ${s}`,
+        amount: ["1.50", "-0.000000000000000001", "98765432109876543210.123456789012345678", "0", "0.000", "7"][k]!,
+        balance: k === 5 ? "NaN" : `${i}.${"0".repeat(k)}`,
+        raw: { note: s, nested: { list: [s, 1e-7, "12345678901234567890", null, true] }, [s || "k"]: s },
+        reason: k % 2 === 0 ? null : s,
+      });
+    }
+  });
+  return bills;
+}
+
+let t: MigratedDb;
+beforeAll(async () => {
+  t = await createMigratedDb();
+  for (const [n, b] of books().entries()) {
+    const ms = FIRST_MS + Math.floor(n / 2) * 500;
+    await t.db.$executeRawUnsafe(
+      `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee,
+         created_at, created_at_ms, raw, first_seen_at, last_seen_at, source, transfer_reason)
+       VALUES ($1, $2, $3, $4, $5, $6::numeric, $7::numeric, 0, timestamptz 'epoch' + $8::bigint * interval '1 millisecond',
+         $8::bigint, $9::jsonb, $12::timestamptz, $13::timestamptz, $10, $11)`,
+      ACCOUNT,
+      b.id,
+      b.coin,
+      b.symbol,
+      b.type,
+      b.amount,
+      b.balance,
+      String(ms),
+      JSON.stringify(b.raw),
+      n % 2 === 0 ? "v2" : "v3",
+      b.reason,
+      n === 7 ? "infinity" : new Date(ms + 1).toISOString(),
+      n === 7 ? "-infinity" : new Date(ms + 2000).toISOString(),
+    );
+  }
+});
+afterAll(async () => {
+  await t.close();
+});
+
+/** The export's text and totals, and the reference's text with the bills it holds. */
+async function exported(format: "jsonl" | "ledger-csv", range: BillsRange) {
+  const client = await directPool(t.db)!.connect();
+  try {
+    return await inLedgerSnapshot(client, async () => {
+      const { text, totals } = await exportOn(client, range, format, 2);
+      const oracle = await oracleLines(client, range, format);
+      return { text, totals, oracle: { ...oracle, text: `${FORMATS[format].header}${oracle.text}` } };
+    });
+  } finally {
+    client.release();
+  }
+}
+
+const RANGES: [string, BillsRange][] = [
+  ["the whole books", { account: ACCOUNT, fromMs: EARLIEST_MS, toMs: LATEST_MS }],
+  ["a range", { account: ACCOUNT, fromMs: FIRST_MS + 1500, toMs: FIRST_MS + 6000 }],
+  ["one coin", { account: ACCOUNT, fromMs: EARLIEST_MS, toMs: LATEST_MS, coin: `C${AWKWARD[1]}` }],
+];
+
+describe.each(["jsonl", "ledger-csv"] as const)("%s", (format) => {
+  it.each(RANGES)("%s: the reference's bytes", async (_, range) => {
+    const { text, totals, oracle } = await exported(format, range);
+    expect(oracle.bills).toBeGreaterThan(2);
+    expect(totals).toEqual({ bills: oracle.bills, lines: oracle.bills });
+    expect(text).toBe(oracle.text);
+  });
+});
