@@ -42,11 +42,11 @@ new_close AS (
          timestamptz 'epoch' + $3::bigint * interval '1 millisecond', $2::bigint, $3::bigint,
          s.bills, s.digest, $6::jsonb, $7, $8::bigint, $9::jsonb, $10
   FROM sealed s WHERE s.digest = $5
-  RETURNING id
+  RETURNING account_name, id
 ),
 kept AS (
-  INSERT INTO period_close_bills (close_id, bill_id, line_sha256)
-  SELECT c.id, l.bill_id, ${LINE_SHA256} FROM new_close c, lines l
+  INSERT INTO period_close_bills (account_name, close_id, bill_id, line_sha256)
+  SELECT c.account_name, c.id, l.bill_id, ${LINE_SHA256} FROM new_close c, lines l
   RETURNING 1
 )
 SELECT (SELECT id::text FROM new_close) AS id, (SELECT count(*)::int FROM kept) AS bills`;

@@ -57,7 +57,7 @@ export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<Period
             (SELECT count(*)::int FROM period_closes x WHERE x.account_name = p.account_name
                AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes
      FROM period_closes p
-     WHERE NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.supersedes = p.id)
+     WHERE NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.account_name = p.account_name AND n.supersedes = p.id)
        AND ($1::text IS NULL OR p.account_name = $1)
        AND ((p.period_end_ms > $2::bigint AND p.period_start_ms <= $3::bigint) OR p.id::text = ANY($4::text[]))
      ORDER BY p.account_name, p.period_start_ms, p.period_end_ms`,

@@ -46,7 +46,9 @@ interface Row {
 export async function diffClosedPeriod(db: Db, close: PeriodCloseRow, limit = 100): Promise<PeriodDiff> {
   const rows = await db.$queryRawUnsafe<Row[]>(
     `WITH now AS (SELECT l.bill_id, ${LINE_SHA256} AS d FROM (${PERIOD_LINES}) l),
-     sealed AS (SELECT bill_id, line_sha256 AS d FROM period_close_bills WHERE close_id = $4::bigint),
+     sealed AS (
+       SELECT bill_id, line_sha256 AS d FROM period_close_bills WHERE account_name = $1 AND close_id = $4::bigint
+     ),
      diff AS (
        SELECT coalesce(n.bill_id, s.bill_id) AS bill_id,
               CASE WHEN s.bill_id IS NULL THEN 'added'

@@ -120,7 +120,12 @@ async function writeAccount(tx: Tx, s: SnapshotWrite, account: SnapshotRow): Pro
   );
   const current = latest[0];
   if (current && current.content_hash === account.content_hash) {
-    await tx.$executeRawUnsafe("UPDATE account_snapshots SET last_seen_at = $2 WHERE id = $1", current.id, s.takenAt);
+    await tx.$executeRawUnsafe(
+      "UPDATE account_snapshots SET last_seen_at = $2 WHERE account_name = $3 AND id = $1",
+      current.id,
+      s.takenAt,
+      s.accountName,
+    );
     return false;
   }
   await tx.$executeRawUnsafe(

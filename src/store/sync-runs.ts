@@ -45,12 +45,12 @@ export async function startRun(db: Db, r: RunStart): Promise<bigint> {
   return rows[0]!.id;
 }
 
-export async function finishRun(db: Db, id: bigint, e: RunEnd): Promise<void> {
+export async function finishRun(db: Db, accountName: string, id: bigint, e: RunEnd): Promise<void> {
   await db.$executeRawUnsafe(
     `UPDATE sync_runs
      SET finished_at = now(), outcome = $2, error = $3, pages = $4, records_fetched = $5, records_new = $6,
          records_changed = $7, quarantined = $8, detail = $9::jsonb
-     WHERE id = $1`,
+     WHERE account_name = $10 AND id = $1`,
     id,
     e.outcome,
     e.error ?? null,
@@ -60,6 +60,7 @@ export async function finishRun(db: Db, id: bigint, e: RunEnd): Promise<void> {
     e.recordsChanged ?? 0,
     e.quarantined ?? 0,
     e.detail === undefined ? null : JSON.stringify(e.detail),
+    accountName,
   );
 }
 
@@ -81,12 +82,13 @@ export async function recordRun<T>(
     result = await body();
   } catch (err) {
     const outcome: RunOutcome = interrupted() ? "interrupted" : "failed";
-    await finishRun(db, id, { outcome, error: err instanceof Error ? err.message : String(err) }).catch(
-      () => undefined,
-    );
+    await finishRun(db, start.accountName, id, {
+      outcome,
+      error: err instanceof Error ? err.message : String(err),
+    }).catch(() => undefined);
     throw err;
   }
   const f = figures(result);
-  await finishRun(db, id, { ...f, outcome: f.outcome ?? "ok" });
+  await finishRun(db, start.accountName, id, { ...f, outcome: f.outcome ?? "ok" });
   return result;
 }

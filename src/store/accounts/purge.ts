@@ -16,7 +16,7 @@ export async function purgeAccountBooks(db: Db, account: string): Promise<PurgeR
       await tx.$queryRawUnsafe("SELECT set_config('ledger_sync.purge_account', $1, true)", account);
       const deleted: Record<string, number> = {};
       deleted.period_close_bills = await tx.$executeRawUnsafe(
-        "DELETE FROM period_close_bills WHERE close_id IN (SELECT id FROM period_closes WHERE account_name = $1)",
+        "DELETE FROM period_close_bills WHERE account_name = $1",
         account,
       );
       // Bills before the rest: their triggers bring daily_rollups down to nothing for the account.
