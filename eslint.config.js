@@ -7,9 +7,9 @@ import tseslint from "typescript-eslint";
 // as the page; a row's files get one rule, matching both static and dynamic imports.
 const FOLDERS = [
   ...["cli", "jobs", "console", "ops", "exchange", "streams", "store", "verify", "periods", "statement"],
-  ...["export", "config", "log", "sandbox", "local-services"],
+  ...["export", "archive", "config", "log", "sandbox", "local-services"],
 ];
-const DOMAIN = ["exchange", "streams", "store", "verify", "periods", "statement", "export"];
+const DOMAIN = ["exchange", "streams", "store", "verify", "periods", "statement", "export", "archive"];
 const ALL_BUT = (self) => FOLDERS.filter((f) => f !== self);
 const LAYERS = [
   ...DOMAIN.map((f) => ({ folder: f, not: ["cli", "jobs", "console", "ops", "sandbox", "local-services"] })),

@@ -18,6 +18,7 @@ export const ITEMS = [
   "console-fleet",
   "volume",
   "round-trips",
+  "upgrade",
 ] as const;
 export type Item = (typeof ITEMS)[number];
 
@@ -64,6 +65,10 @@ export interface BenchArgs {
   volumeRegistered: number;
   volumeKeep: boolean;
   volumeDatabase: string | undefined;
+  /** Upgrade: bills over accounts at the schema before bill_rows, and the copy's concurrency. */
+  upgradeBills: number;
+  upgradeAccounts: number;
+  upgradeConcurrency: number;
   /** Write docs/benchmarks.md (default) or only print. */
   writeDoc: boolean;
 }
@@ -93,6 +98,9 @@ const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin" | "volumeKeep
   volumeBills: 10_000_000,
   volumeAccounts: 200,
   volumeRegistered: 10_000,
+  upgradeBills: 1_000_000,
+  upgradeAccounts: 20,
+  upgradeConcurrency: 2,
 };
 
 const SMALL: Partial<BenchArgs> = {
@@ -113,6 +121,8 @@ const SMALL: Partial<BenchArgs> = {
   volumeBills: 100_000,
   volumeAccounts: 10,
   volumeRegistered: 1000,
+  upgradeBills: 50_000,
+  upgradeAccounts: 5,
 };
 
 type NumericKey = {
@@ -142,6 +152,9 @@ const NUMERIC: Record<string, NumericKey> = {
   "--volume-bills": "volumeBills",
   "--volume-accounts": "volumeAccounts",
   "--volume-registered": "volumeRegistered",
+  "--upgrade-bills": "upgradeBills",
+  "--upgrade-accounts": "upgradeAccounts",
+  "--upgrade-concurrency": "upgradeConcurrency",
 };
 
 const d = DEFAULTS;
@@ -159,6 +172,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   export:    --export-bills ${d.exportBills}
   rollups:   --rollups-bills ${d.rollupsBills.join(",")} --rollups-ingest-bills ${d.rollupsIngestBills}
   volume:    --volume-bills ${d.volumeBills} --volume-accounts ${d.volumeAccounts} --volume-registered ${d.volumeRegistered} [--volume-keep | --volume-database <url>]
+  upgrade:   --upgrade-bills ${d.upgradeBills} --upgrade-accounts ${d.upgradeAccounts} --upgrade-concurrency ${d.upgradeConcurrency}
   (defaults shown; --small: ${Object.entries(SMALL)
     .map(([k, v]) => `${k} ${v}`)
     .join(", ")}; --no-doc: print only)`;

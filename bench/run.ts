@@ -26,6 +26,7 @@ import { SNAPSHOT_METHOD, snapshotCost, snapshotRows } from "./snapshots.ts";
 import { VERIFY_METHOD, verifyCost, verifyRows } from "./verify-cost.ts";
 import { volumeBench, VOLUME_METHOD, volumeRows } from "./volume.ts";
 import { roundTrips, ROUND_TRIPS_METHOD, roundTripsRows } from "./round-trips.ts";
+import { upgradeBench, UPGRADE_METHOD, upgradeRows } from "./upgrade.ts";
 
 type Runner = (a: BenchArgs) => Promise<{ title: string; rows: Row[]; method: string[] }>;
 
@@ -133,6 +134,14 @@ const RUNNERS: Record<Item, Runner> = {
     title: "Round trips: PostgreSQL statements of a quiet account's bills job (issue 32)",
     rows: roundTripsRows(await roundTrips()),
     method: ROUND_TRIPS_METHOD,
+  }),
+  upgrade: async (a) => ({
+    title: "Upgrade: `migrate` of a populated database to partitioned bills (issue 32)",
+    rows: upgradeRows(
+      await upgradeBench({ bills: a.upgradeBills, accounts: a.upgradeAccounts, concurrency: a.upgradeConcurrency }),
+      sizeNote(a.upgradeBills, "upgradeBills"),
+    ),
+    method: UPGRADE_METHOD,
   }),
 };
 

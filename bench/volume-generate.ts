@@ -12,11 +12,11 @@
 // ten shares its millisecond with the one before (same account), so ledger order's tie on bill id
 // is exercised.
 //
-// The table's shape lives in one place: BILLS_TARGET names what the bills are inserted into and
-// BILL_COLUMNS maps each of its columns to an expression over the generated bill `b`. A storage
-// change (a lean row, an account key, a numeric id, rows moved under a view) changes these two,
-// nothing else.
+// The table's shape lives in one place: BILL_COLUMNS maps each column loadBills takes (the bills
+// view's, with the payload as its form) to an expression over the generated bill `b`; loadBillsIn
+// (src/store/bills-load.ts) gives the rows their keys, set-based, as a sync would store them.
 import type pg from "pg";
+import { loadBillsIn } from "../src/store/bills-load.ts";
 import { fleetSpec } from "../test/console/fleet-fixture.ts";
 
 export const SPAN_FROM_MS = Date.UTC(2025, 0, 1);
@@ -24,9 +24,6 @@ export const SPAN_TO_MS = Date.UTC(2026, 0, 1);
 const ID_EPOCH_MS = Date.UTC(2020, 0, 1);
 /** The bills stream's name in sync_state (docs/schema.md, `sync_state`). */
 const BILLS_STREAM = "bills";
-
-/** The table (or view with an INSTEAD OF INSERT trigger) the bills are inserted into. */
-export const BILLS_TARGET = "bills";
 
 /**
  * The generated bill `b`: account, i (the account's index), g (its position in the account's
@@ -42,15 +39,17 @@ export const BILL_COLUMNS: Readonly<Record<string, string>> = {
   amount: "b.amount",
   balance: "b.balance",
   fill_fee: "b.fee",
-  created_at: "timestamptz 'epoch' + b.t * interval '1 millisecond'",
   created_at_ms: "b.t",
-  // What the v2 endpoint sends (billId as a string: it exceeds 2^53), about 230 bytes of JSON.
-  raw: `jsonb_build_object('billId', b.id::text, 'coin', b.coin, 'symbol', b.symbol, 'amount', b.amount::text,
-          'businessType', b.type, 'balance', b.balance::text, 'fillFee', b.fee::text, 'cTime', b.t)
-        || CASE WHEN b.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('transferReason', b.reason) END`,
+  // What the v2 endpoint sends (billId as a string: it exceeds 2^53), about 230 bytes of JSON, as its
+  // form: every value in a slot of the row's own columns (bill_forms), nothing extra, as a synced
+  // bill of this shape is stored.
+  fmt: `'{"billId":"%1$s","coin":"%2$s","symbol":' || CASE WHEN b.symbol IS NULL THEN 'null' ELSE '"%3$s"' END
+        || ',"amount":"%5$s","businessType":"%4$s","balance":"%6$s","fillFee":"%7$s","cTime":%8$s'
+        || CASE WHEN b.reason IS NULL THEN '' ELSE ',"transferReason":"%9$s"' END || '}'`,
+  extra: "'{}'::text[]",
+  raw: "NULL::jsonb",
   // Stored by a sync 20 s after the bill was made, never revised.
   first_seen_at: "timestamptz 'epoch' + (b.t + 20000) * interval '1 millisecond'",
-  last_seen_at: "timestamptz 'epoch' + (b.t + 20000) * interval '1 millisecond'",
   source: "'v2'",
   transfer_reason: "b.reason",
 };
@@ -91,8 +90,7 @@ FROM (
 ) a`;
 
 const columns = Object.keys(BILL_COLUMNS);
-const INSERT_SQL = `INSERT INTO ${BILLS_TARGET} (${columns.join(", ")})
-SELECT ${columns.map((c) => BILL_COLUMNS[c]).join(",\n       ")}
+const SELECT_SQL = `SELECT ${columns.map((c) => `${BILL_COLUMNS[c]} AS ${c}`).join(",\n       ")}
 FROM (${GENERATED}) b`;
 
 /** The volume accounts: the first K names of the console fleet (acct-0000, ...), which the fleet seed extends. */
@@ -147,7 +145,7 @@ export async function generateVolume(c: pg.Client, o: GenerateOptions): Promise<
     const n = billsOf(i, o.bills, o.accounts);
     await c.query("BEGIN");
     try {
-      await c.query(INSERT_SQL, [account, i, n, SPAN_FROM_MS, SPAN_TO_MS, ID_EPOCH_MS]);
+      await loadBillsIn(c, SELECT_SQL, [account, i, n, SPAN_FROM_MS, SPAN_TO_MS, ID_EPOCH_MS]);
       await c.query("INSERT INTO sync_state (account_name, stream, cursor_ms, updated_at) VALUES ($1, $2, $3, now())", [
         account,
         BILLS_STREAM,

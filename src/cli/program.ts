@@ -2,6 +2,7 @@
 // process's arguments with it, and `npm run docs` prints every command's help from it.
 import { Command } from "commander";
 import { registerAccounts } from "./commands/accounts.ts";
+import { registerArchive } from "./commands/archive.ts";
 import { registerBackfill } from "./commands/backfill.ts";
 import { registerClose } from "./commands/close.ts";
 import { registerConsole } from "./commands/console.ts";
@@ -14,6 +15,7 @@ import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
 import { registerStatement } from "./commands/statement.ts";
 import { registerStatus } from "./commands/status.ts";
+import { registerStorage } from "./commands/storage.ts";
 import { registerSync } from "./commands/sync.ts";
 import { registerVerify } from "./commands/verify.ts";
 import { registerWorker } from "./commands/worker.ts";
@@ -42,8 +44,10 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerStatement(program);
   registerClose(program);
+  registerArchive(program);
   registerGrantReadonly(program);
   registerGrantRuntime(program);
+  registerStorage(program);
   registerExport(program);
   registerConsole(program);
   registerSandbox(program);

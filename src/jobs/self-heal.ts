@@ -5,6 +5,7 @@
 // Bounded: at most HEAL_REQUESTS_PER_HOUR requests per account and hour (counted in Redis, across
 // processes). A window whose re-fetch did not heal it (the exchange itself still shows the gap) is
 // retried after a backoff that doubles from BILLS_INTERVAL_MS up to MAX_BACKOFF_MS.
+import { accountKey, instantOf } from "../store/ledger-rows.ts";
 import type { RunFence } from "../store/run-lease.ts";
 import type { CoinContinuity } from "../verify/balance-continuity.ts";
 import { repairBreaks, repairWindows, type RepairWindow } from "../verify/repair.ts";
@@ -115,9 +116,10 @@ export async function settleHealing(
     }
     await ctx.redis.del(key);
     const rows = await ctx.db.$queryRawUnsafe<{ bill_id: string }[]>(
-      `SELECT bill_id FROM bills
-       WHERE account_name = $1 AND created_at_ms BETWEEN $2 AND $3 AND first_seen_at >= $4
-       ORDER BY created_at_ms, bill_id::numeric`,
+      `SELECT bill_id FROM ledger_bills
+       WHERE account_id = ${accountKey("$1")} AND created_at BETWEEN ${instantOf("$2")} AND ${instantOf("$3")}
+         AND first_seen_at >= $4
+       ORDER BY created_at, bill_key`,
       account,
       w.fromMs,
       w.toMs,

@@ -3,6 +3,7 @@
 // other content: bill_revisions holds the sealed version when the change came through the revision
 // path), `added` (a bill filed late, or moved into the period) or `missing` (moved out of the
 // period, or removed by someone who switched the audit triggers off).
+import { accountKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import { LINE_SHA256, PERIOD_LINES } from "./digest.ts";
 import type { PeriodCloseRow } from "./close-store.ts";
@@ -67,7 +68,8 @@ export async function diffClosedPeriod(db: Db, close: PeriodCloseRow, limit = 10
             r.replaced_at, r.amount::text AS old_amount, r.balance::text AS old_balance,
             r.fill_fee::text AS old_fill_fee
      FROM ranked d
-     LEFT JOIN bills b ON b.account_name = $1 AND b.bill_id = d.bill_id
+     LEFT JOIN ledger_bills b
+       ON b.account_id = ${accountKey("$1")} AND b.bill_key = d.bill_id::numeric AND b.bill_id = d.bill_id
      LEFT JOIN LATERAL (
        SELECT replaced_at, amount, balance, fill_fee FROM bill_revisions
        WHERE account_name = $1 AND bill_id = d.bill_id AND replaced_at >= $5::timestamptz

@@ -12,6 +12,7 @@ import { durationText } from "./max-gap.ts";
 import { numericText } from "./numeric-text.ts";
 import { iso } from "./period.ts";
 import type { ChainCheck, CoinStatement } from "./statement.ts";
+import { accountKey, instantOf, termKey } from "../store/ledger-rows.ts";
 
 export type Mark = "tied" | "not tied" | "unreconcilable";
 
@@ -227,7 +228,8 @@ async function bridgeSums(x: RollForwardContext, coin: string, atMs: number): Pr
   const [row] = await x.db.$queryRawUnsafe<BridgeRow[]>(
     `SELECT count(*)::int AS bills, coalesce(sum(amount), 0)::text AS amount,
             coalesce(sum(fill_fee), 0)::text AS fill_fee
-     FROM bills WHERE account_name = $1 AND coin = $2 AND created_at_ms >= $3::bigint AND created_at_ms <= $4::bigint`,
+     FROM bill_rows WHERE account_id = ${accountKey("$1")} AND coin = ${termKey("$2")}
+       AND created_at >= ${instantOf("$3")} AND created_at <= ${instantOf("$4")}`,
     x.account,
     coin,
     String(from),

@@ -1,5 +1,6 @@
 // Progress of a backfill, read from what is durably stored: a window is done when its own
 // bookmark (bills-backfill:<from>-<to>) reached its end; bills are counted in the range.
+import { accountKey, instantOf } from "./ledger-rows.ts";
 import type { Db } from "./prisma.ts";
 
 type Window = { fromMs: number; toMs: number };
@@ -26,12 +27,10 @@ export async function backfillWindowsDone(
 /** Bills stored for the account created within [fromMs, toMs]. */
 export async function countBills(db: Db, account: string, fromMs: number, toMs: number): Promise<number> {
   const [row] = await db.$queryRawUnsafe<{ bills: number }[]>(
-    // On created_at, not created_at_ms: (account_name, created_at) is indexed, so this is an
-    // index-only count of the range instead of reading every bill of the account.
-    `SELECT count(*)::int AS bills FROM bills
-     WHERE account_name = $1
-       AND created_at BETWEEN timestamptz 'epoch' + $2::bigint * interval '1 millisecond'
-                          AND timestamptz 'epoch' + $3::bigint * interval '1 millisecond'`,
+    // On bill_rows' (account_id, created_at, bill_id): an index-only count of the range, in the
+    // months it spans, instead of reading every bill of the account.
+    `SELECT count(*)::int AS bills FROM bill_rows
+     WHERE account_id = ${accountKey("$1")} AND created_at BETWEEN ${instantOf("$2")} AND ${instantOf("$3")}`,
     account,
     fromMs,
     toMs,

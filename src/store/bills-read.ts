@@ -4,6 +4,7 @@
 // PostgreSQL prints (NUMERIC digit for digit, ids and milliseconds as digits, never a JS number), or
 // as one COPY ... TO STDOUT of lines PostgreSQL renders itself (ledgerCopy).
 import pg from "pg";
+import { accountKey, instantOf, termKey } from "./ledger-rows.ts";
 
 export interface BillsRange {
   account: string;
@@ -49,7 +50,7 @@ const MOVEMENT = `bill_id AS "billId", coin, symbol,
 /** A tax tool's columns: the largest ones (raw above all) are not read at all. */
 export const MOVEMENT_COLUMNS: Selection<BillMovement> = { columns: MOVEMENT };
 
-const instant = (ms: string) => `timestamptz 'epoch' + ${ms}::bigint * interval '1 millisecond'`;
+const instant = instantOf;
 
 /** SQL for a range's values: parameters in a page's query, literals in a COPY (which takes none). */
 interface RangeSql {
@@ -59,20 +60,18 @@ interface RangeSql {
   coin: string | undefined;
 }
 
-// The range in ledger order. Each form orders by the columns of an index, so a read touches only the
-// range's rows: (account_name, created_at) for the whole account, (account_name, coin, created_at_ms)
-// for one coin. Both times are the same instant, so both forms give the same order. `afterId`: only
-// the bills after (fromMs, afterId) in ledger order, a page's keyset.
+// The range in ledger order, read from ledger_bills (the bills view with bill_rows' own keys): each
+// form orders by the columns of an index of bill_rows, so a read touches only the range's rows in
+// the months it spans: (account_id, created_at, bill_id) for the whole account, (account_id, coin,
+// created_at) for one coin. `afterId`: only the bills after (fromMs, afterId) in ledger order, a
+// page's keyset.
 function inLedgerOrder(columns: string, v: RangeSql, afterId?: string): string {
-  const oneCoin = v.coin !== undefined;
-  const time = oneCoin ? "created_at_ms" : "created_at";
-  const at = (ms: string) => (oneCoin ? `${ms}::bigint` : instant(ms));
   const keyset =
-    afterId === undefined ? "" : `\n    AND (${time} > ${at(v.fromMs)} OR bill_id::numeric > ${afterId}::numeric)`;
-  return `SELECT ${columns} FROM bills
-  WHERE account_name = ${v.account}${oneCoin ? ` AND coin = ${v.coin}` : ""}
-    AND ${time} >= ${at(v.fromMs)} AND ${time} < ${at(v.toMs)}${keyset}
-  ORDER BY ${time}, bill_id::numeric`;
+    afterId === undefined ? "" : `\n    AND (created_at > ${instant(v.fromMs)} OR bill_key > ${afterId}::numeric)`;
+  return `SELECT ${columns} FROM ledger_bills
+  WHERE account_id = ${accountKey(v.account)}${v.coin !== undefined ? ` AND coin_key = ${termKey(v.coin)}` : ""}
+    AND created_at >= ${instant(v.fromMs)} AND created_at < ${instant(v.toMs)}${keyset}
+  ORDER BY created_at, bill_key`;
 }
 
 // The keyset page: $1 account, $2 time of the last bill served (or the range's start), $3 its id
@@ -116,7 +115,10 @@ export function ledgerCopy(range: BillsRange, columns: string, options: string):
   // work_mem). Without a full sort, the planner takes the index that serves ledger order up to the time
   // and sorts only the bills of each instant among themselves (an incremental sort): lines stream. The
   // setting lasts until the transaction's end (an export's COPY is its last query).
+  // (A sort left in the plan, disabled, carries a fixed cost penalty past the JIT's threshold: the
+  // JIT would compile the COPY for nothing, so it is off too.)
   return `SET LOCAL enable_sort = off;
+SET LOCAL jit = off;
 COPY (${inLedgerOrder(columns, values)}) TO STDOUT WITH (${options})`;
 }
 
@@ -128,8 +130,9 @@ function msLiteral(ms: number): string {
 /** How many bills the range holds (for a progress bar). */
 export async function countBills(client: pg.ClientBase, range: BillsRange): Promise<number> {
   const { rows } = await client.query<{ n: string }>(
-    `SELECT count(*)::text AS n FROM bills WHERE account_name = $1 AND created_at_ms >= $2::bigint
-       AND created_at_ms < $3::bigint AND ($4::text IS NULL OR coin = $4)`,
+    `SELECT count(*)::text AS n FROM bill_rows WHERE account_id = ${accountKey("$1")}
+       AND created_at >= ${instant("$2")} AND created_at < ${instant("$3")}
+       AND ($4::text IS NULL OR coin = ${termKey("$4")})`,
     [range.account, String(range.fromMs), String(range.toMs), range.coin ?? null],
   );
   return Number(rows[0]!.n);
@@ -154,7 +157,8 @@ export async function inLedgerSnapshot<T>(client: pg.ClientBase, fn: () => Promi
 /** Accounts with at least one bill, by name. */
 export async function hasBills(client: pg.ClientBase, account: string, coin?: string): Promise<boolean> {
   const { rows } = await client.query<{ e: boolean }>(
-    "SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1 AND ($2::text IS NULL OR coin = $2)) AS e",
+    `SELECT EXISTS (SELECT 1 FROM bill_rows WHERE account_id = ${accountKey("$1")}
+       AND ($2::text IS NULL OR coin = ${termKey("$2")})) AS e`,
     [account, coin ?? null],
   );
   return rows[0]!.e;
@@ -163,7 +167,8 @@ export async function hasBills(client: pg.ClientBase, account: string, coin?: st
 /** The coins an account has bills in. */
 export async function coinsOf(client: pg.ClientBase, account: string): Promise<string[]> {
   const { rows } = await client.query<{ c: string }>(
-    "SELECT DISTINCT coin AS c FROM bills WHERE account_name = $1 ORDER BY 1",
+    `SELECT t.term AS c FROM bill_coins c JOIN bill_terms t ON t.id = c.coin
+     WHERE c.account_id = ${accountKey("$1")} ORDER BY 1`,
     [account],
   );
   return rows.map((r) => r.c);

@@ -12,6 +12,7 @@ import type { BillSource } from "../config/accounts.ts";
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
 import { directPool, type Db } from "./prisma.ts";
 import type { RunFence } from "./run-lease.ts";
+import { formatString, payloadValues, splitPayload } from "./payload-form.ts";
 import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
 
 export interface BillsWindowWrite {
@@ -55,69 +56,112 @@ export interface BillsWindowResult {
 // Content columns: a difference in any of them is a revision. Numerics compare as text so that a
 // change of scale ("1.5" -> "1.50") is recorded too: we keep what the exchange sent, digit for digit.
 // A transfer reason not sent is not a change (an endpoint may leave it out); one sent that differs
-// from what is stored, a first one included, is.
+// from what is stored, a first one included, is. Terms compare by their keys (one key per term).
 const CONTENT_DIFFERS = `
-  (b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.created_at_ms)
+  (b.coin, b.symbol, b.business_type, b.amount::text, b.balance::text, b.fill_fee::text, b.old_at)
   IS DISTINCT FROM
-  (i.coin, i.symbol, i.business_type, i.amount::text, i.balance::text, i.fill_fee::text, i.created_at_ms)
-  OR (i.transfer_reason IS NOT NULL AND i.transfer_reason IS DISTINCT FROM b.transfer_reason)`;
+  (k.coin_key, k.symbol_key, k.type_key, k.amount::text, k.balance::text, k.fill_fee::text, k.at)
+  OR (k.transfer_reason IS NOT NULL AND k.transfer_reason IS DISTINCT FROM b.transfer_reason)`;
 
-// New bills, by far the most (a backfill writes nothing else), take the cheap path: INSERT ... ON
-// CONFLICT DO NOTHING, with no per-row lookup and no DO UPDATE machinery. When the insert took every
-// input row, nothing else runs (a one-time filter). Otherwise every input row is looked up by
-// primary key, and only a stored bill whose content differs is updated, by row id (the trigger
-// files the old version in bill_revisions). A bill read again unchanged is not written at all: no
-// row version, no index entry, no trigger (a bill is re-read about ten times in its first minutes,
-// under the default lookback). When it was last read is the run's (sync_runs: its window and end).
-// The CTEs share one snapshot, so the lookup finds only bills stored before this statement, never
-// the ones it just inserted.
+// The stored columns a lookup compares (one list for both probes).
+const STORED =
+  "b.ctid AS row_id, b.created_at AS old_at, b.coin, b.symbol, b.business_type, b.amount, b.balance, b.fill_fee, " +
+  "b.transfer_reason";
+const ACCOUNT_KEY = "(SELECT id FROM account)";
+
+// The bills go to bill_rows (docs/design/bill-storage.md) with their keys: the account's, each
+// term's and each payload form's, found or added once per statement, not per bill. A payload is
+// stored as its form and extra values only when PostgreSQL renders them back to the exact text
+// sent (ledger_sync_payload); otherwise the text is kept whole (form 1): exact either way.
 //
-// The probe is a LATERAL ... LIMIT 1 with the account as "(SELECT $1)": written as a plain join, an
-// account the statistics do not know yet (a new account: "1 row" estimated) gets an index scan on
-// the account alone, i.e. all its stored bills read for every input row, slower with every batch.
-// The InitPlan hides the account from the planner, which then plans for an average account, where
-// the unique key is the clear choice; LIMIT 1 keeps the lookup a per-row probe (it cannot be
-// flattened into a join). Figures for both choices: docs/design/write-path.md.
-// (Comments stay out of the SQL text: pg_stat_activity shows only its first 1 kB, and operators
-// and the crash test recognise the statement there by its INSERT.)
-const SQL_TEMPLATE = `
+// A bill id is unique per account over every month, and the partitions' primary key holds the
+// time, so known bills are found before anything is written, and only where one can be: an id
+// outside every stored month's id range (bill_id_ranges) is new with no lookup at all (ids grow
+// with time: every new bill of a live account is above them). Inside, the bill is probed by its
+// primary key (time and id: a re-read bill, the usual case); missing there, in the months whose
+// id range holds it (a bill whose time or coin the exchange changed, or ids that do not grow with
+// time).
+// A bill read again unchanged is not written at all: no row version, no index entry, no trigger;
+// one whose content differs is updated where it is (into its new month if its time moved), and
+// the guard files the old version in bill_revisions. When it was last read is the run's
+// (sync_runs: its window and end). The CTEs share one snapshot, so the lookups see only bills
+// stored before this statement.
+//
+// The account's key is an InitPlan ("(SELECT id FROM account)"), hidden from the planner, which
+// then plans the probes for an average account, where the unique key is the clear choice (a plain
+// parameter for a new account the statistics do not know yet gets a scan of the whole account).
+// The first probe names the coin too: on a month not analyzed yet (every month begins so) the
+// planner may rate the (account, coin, time) index as cheap as the primary key, and with the coin
+// either one finds the bill in one step. A bill whose coin or time changed is missed there and
+// found by the second probe. The update names the stored coin likewise.
+// (Comments stay out of the SQL text, but for its first line: pg_stat_activity shows only the
+// first 1 kB, and operators and the crash test recognise the statement there by that line.)
+const SQL_TEMPLATE = `/* ledger-sync: bills window write */
 WITH input AS (
-  SELECT * FROM json_to_recordset($2::json)
+  SELECT t.*, ledger_sync_bill_id(t.bill_id) AS id,
+         timestamptz 'epoch' + t.created_at_ms * interval '1 millisecond' AS at
+  FROM json_to_recordset($2::json)
     AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric,
-         fill_fee numeric, created_at_ms bigint, raw jsonb, transfer_reason text)
+         fill_fee numeric, created_at_ms bigint, fmt text, extra text[], payload text, transfer_reason text)
   WHERE set_config('ledger_sync.revision', 'on', true) = 'on'
 ),
-inserted AS (
-  INSERT INTO bills AS b (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee,
-                          created_at, created_at_ms, raw, first_seen_at, last_seen_at, source, transfer_reason)
-  SELECT $1, i.bill_id, i.coin, i.symbol, i.business_type, i.amount, i.balance, i.fill_fee,
-         timestamptz 'epoch' + i.created_at_ms * interval '1 millisecond', i.created_at_ms, i.raw,
-         $3, $3, $11, i.transfer_reason
-  FROM input i
-  ON CONFLICT (account_name, bill_id) DO NOTHING
-  RETURNING bill_id, created_at_ms
+account AS (SELECT ledger_sync_account_key($1) AS id),
+terms AS (
+  SELECT w.term, ledger_sync_term_key(w.term) AS id, ledger_sync_json_inner(w.term) AS json
+  FROM (SELECT DISTINCT u.term FROM input i, unnest(ARRAY[i.coin, i.symbol, i.business_type]) AS u(term)
+        WHERE u.term IS NOT NULL) w
 ),
+forms AS (SELECT f.fmt, ledger_sync_form_key(f.fmt) AS id FROM (SELECT DISTINCT fmt FROM input) f),
+rendered AS (
+  SELECT i.*, c.id AS coin_key, s.id AS symbol_key, t.id AS type_key, f.id AS form_id,
+         ledger_sync_payload(i.fmt, i.id, c.json, s.json, t.json, i.amount, i.balance, i.fill_fee, i.at,
+                             i.transfer_reason, i.extra) IS NOT DISTINCT FROM i.payload AS exact
+  FROM input i JOIN terms c ON c.term = i.coin LEFT JOIN terms s ON s.term = i.symbol
+  JOIN terms t ON t.term = i.business_type JOIN forms f ON f.fmt = i.fmt
+),
+keyed AS (
+  SELECT r.*, CASE WHEN r.exact THEN r.form_id ELSE 1 END AS form_key,
+         CASE WHEN r.exact THEN r.extra ELSE ARRAY[r.payload] END AS kept_extra
+  FROM rendered r
+),
+bounds AS (SELECT min(min_id) AS lo, max(max_id) AS hi FROM bill_id_ranges WHERE account_id = ${ACCOUNT_KEY}),
 known AS (
-  SELECT b.row_id, b.created_at_ms AS old_ms, i.*, ${CONTENT_DIFFERS} AS differs
-  FROM input i
+  SELECT k.*, b.row_id, b.old_at, b.coin AS old_coin, ${CONTENT_DIFFERS} AS differs
+  FROM keyed k
+  CROSS JOIN bounds
   CROSS JOIN LATERAL (
-    SELECT b.ctid AS row_id, b.* FROM bills b
-    WHERE b.account_name = (SELECT $1::text) AND b.bill_id = i.bill_id
+    (SELECT ${STORED} FROM bill_rows b
+     WHERE b.account_id = ${ACCOUNT_KEY} AND b.coin = k.coin_key AND b.created_at = k.at AND b.bill_id = k.id)
+    UNION ALL
+    (SELECT ${STORED} FROM bill_id_ranges r
+     JOIN bill_rows b ON b.account_id = r.account_id AND b.bill_id = k.id
+       AND b.created_at >= r.month::timestamp AT TIME ZONE 'UTC'
+       AND b.created_at < (r.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'
+     WHERE r.account_id = ${ACCOUNT_KEY} AND k.id BETWEEN r.min_id AND r.max_id)
     LIMIT 1
   ) b
-  WHERE (SELECT count(*) FROM inserted) < (SELECT count(*) FROM input)
+  WHERE k.id BETWEEN bounds.lo AND bounds.hi
+),
+inserted AS (
+  INSERT INTO bill_rows AS b (account_id, coin, symbol, business_type, form_id, created_at, first_seen_at,
+                              bill_id, amount, balance, fill_fee, source, transfer_reason, extra)
+  SELECT ${ACCOUNT_KEY}, k.coin_key, k.symbol_key, k.type_key, k.form_key, k.at, $3,
+         k.id, k.amount, k.balance, k.fill_fee, $11, k.transfer_reason, k.kept_extra
+  FROM keyed k
+  WHERE NOT EXISTS (SELECT FROM known n WHERE n.id = k.id)
+  ON CONFLICT (account_id, created_at, bill_id) DO NOTHING
+  RETURNING b.created_at
 ),
 updated AS (
-  UPDATE bills AS b SET
-    coin = k.coin, symbol = k.symbol, business_type = k.business_type,
-    amount = k.amount, balance = k.balance, fill_fee = k.fill_fee,
-    created_at = timestamptz 'epoch' + k.created_at_ms * interval '1 millisecond', created_at_ms = k.created_at_ms,
-    raw = k.raw,
-    transfer_reason = coalesce(k.transfer_reason, b.transfer_reason),
-    last_seen_at = $3
-  FROM known k
-  WHERE k.differs AND b.ctid = k.row_id AND b.account_name = $1 AND b.bill_id = k.bill_id
-  RETURNING b.bill_id, b.created_at_ms, k.old_ms
+  UPDATE bill_rows AS b SET
+    coin = n.coin_key, symbol = n.symbol_key, business_type = n.type_key, form_id = n.form_key, extra = n.kept_extra,
+    amount = n.amount, balance = n.balance, fill_fee = n.fill_fee, created_at = n.at,
+    transfer_reason = coalesce(n.transfer_reason, b.transfer_reason),
+    revised_at = $3
+  FROM known n
+  WHERE n.differs AND b.created_at = n.old_at AND b.ctid = n.row_id
+    AND b.account_id = ${ACCOUNT_KEY} AND b.coin = n.old_coin AND b.bill_id = n.id
+  RETURNING b.created_at, n.old_at
 ),
 quarantined AS (
   ${quarantineUpsertSql({
@@ -139,10 +183,10 @@ cursor AS (
 ),
 dirty AS (
   UPDATE verify_state v SET check_from_ms = LEAST(v.check_from_ms, d.m), write_seq = v.write_seq + 1
-  FROM (SELECT min(t) AS m FROM (
-          SELECT created_at_ms AS t FROM inserted
-          UNION ALL SELECT created_at_ms FROM updated
-          UNION ALL SELECT old_ms FROM updated) x) d
+  FROM (SELECT (extract(epoch FROM min(t)) * 1000)::bigint AS m FROM (
+          SELECT created_at AS t FROM inserted
+          UNION ALL SELECT created_at FROM updated
+          UNION ALL SELECT old_at FROM updated) x) d
   WHERE v.account_name = $1 AND d.m IS NOT NULL
   RETURNING 1
 )
@@ -153,7 +197,8 @@ SELECT
   ((SELECT count(*) FROM inserted) + (SELECT count(*) FROM known))::int AS upserted,
   (SELECT count(*) FROM quarantined WHERE inserted)::int AS quarantined,
   (SELECT count(*) FROM cursor)::int AS cursor_rows,
-  (SELECT coalesce(array_agg((extract(epoch FROM $3::timestamptz) * 1000)::bigint - created_at_ms), '{}')
+  (SELECT coalesce(array_agg(((extract(epoch FROM $3::timestamptz) - extract(epoch FROM created_at)) * 1000)::bigint),
+                   '{}')
    FROM inserted)::text[] AS inserted_lateness_ms
 `;
 
@@ -205,6 +250,9 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
   // Deliberately not a named prepared statement: PostgreSQL's generic plan for it (chosen after
   // five executions) is several times slower than a plan per batch (docs/design/write-path.md).
   const pool = directPool(db);
+  await makeMonths(pool ?? db, w.bills, (sql, params) =>
+    pool ? pool.query(sql, params) : db.$queryRawUnsafe(sql, ...params),
+  );
   const rows = pool
     ? (await pool.query<ResultRow>(text, values)).rows
     : await db.$queryRawUnsafe<ResultRow[]>(text, ...values);
@@ -222,25 +270,64 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
 
 /**
  * The bills as one JSON array of rows, read by json_to_recordset. One native JSON.stringify, where
- * nine parallel array parameters cost pg a quoting pass over every element (the raw JSON most of
- * all) and PostgreSQL an array parse each. Amounts go as JSON strings, so numeric_in reads exactly
- * the digits we validated, scale included; the time as a JSON number is a safe integer.
+ * parallel array parameters cost pg a quoting pass over every element (the payloads most of all)
+ * and PostgreSQL an array parse each. Amounts go as JSON strings, so numeric_in reads exactly the
+ * digits we validated, scale included; the time as a JSON number is a safe integer. Each payload
+ * goes with its form and extra values (payload-form.ts); the statement keeps them only if they
+ * render back to the payload.
  */
 function billsDocument(bills: Bill[]): string {
   return JSON.stringify(
-    bills.map((b) => ({
-      bill_id: b.billId,
-      coin: b.coin,
-      symbol: b.symbol,
-      business_type: b.businessType,
-      amount: b.amount,
-      balance: b.balance,
-      fill_fee: b.fillFee,
-      created_at_ms: b.cTimeMs,
-      raw: b.raw,
-      transfer_reason: b.transferReason ?? null,
-    })),
+    bills.map((b) => {
+      const payload = b.rawText ?? JSON.stringify(b.raw);
+      const { fmt, extra } = payloadParts(payload, b);
+      return {
+        bill_id: b.billId,
+        coin: b.coin,
+        symbol: b.symbol,
+        business_type: b.businessType,
+        amount: b.amount,
+        balance: b.balance,
+        fill_fee: b.fillFee,
+        created_at_ms: b.cTimeMs,
+        fmt,
+        extra: extra.length === 0 ? null : extra,
+        payload,
+        transfer_reason: b.transferReason ?? null,
+      };
+    }),
   );
+}
+
+const WHOLE = { fmt: "%10$s" };
+
+function payloadParts(payload: string, b: Bill): { fmt: string; extra: string[] } {
+  try {
+    const { form, extra } = splitPayload(payload, payloadValues(b));
+    return { fmt: formatString(form), extra };
+  } catch {
+    return { ...WHOLE, extra: [payload] };
+  }
+}
+
+// The months that have their partition, per pool: a bill's month is made (ledger_sync_bill_month)
+// before the statement that writes it, since a partition made during a statement is not one its
+// INSERT can route to. Once per month per process; `migrate` and the worker's start make the
+// coming months ahead.
+const madeMonths = new WeakMap<object, Set<string>>();
+
+async function makeMonths(
+  key: object,
+  bills: Bill[],
+  run: (text: string, values: unknown[]) => Promise<unknown>,
+): Promise<void> {
+  let made = madeMonths.get(key);
+  if (made === undefined) madeMonths.set(key, (made = new Set()));
+  const months = new Set(bills.map((b) => new Date(b.cTimeMs).toISOString().slice(0, 7)));
+  const missing = [...months].filter((m) => !made.has(m));
+  if (missing.length === 0) return;
+  await run("SELECT ledger_sync_bill_month(m::date) FROM unnest($1::text[]) AS m", [missing.map((m) => `${m}-01`)]);
+  for (const m of missing) made.add(m);
 }
 
 /**

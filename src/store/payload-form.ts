@@ -236,3 +236,32 @@ function endOfValue(text: string, i: number): number {
   }
   throw new Error("unbalanced value in a bill's payload");
 }
+
+/** format()'s argument position of each slot: bill_rows' values, then the extra values from 10 on. */
+const SLOT_ARGUMENT: Record<Exclude<Slot, "extra">, number> = {
+  bill_id: 1,
+  coin: 2,
+  symbol: 3,
+  business_type: 4,
+  amount: 5,
+  balance: 6,
+  fill_fee: 7,
+  created_at_ms: 8,
+  transfer_reason: 9,
+};
+
+/**
+ * A form as PostgreSQL's format() takes it (bill_forms.fmt; ledger_sync_payload renders it): each
+ * slot a positional %N$s, each literal with its % doubled.
+ */
+export function formatString(form: string): string {
+  const parts = parseForm(form);
+  let out = parts[0]!.replaceAll("%", "%%");
+  let extra = 0;
+  for (let i = 1; i < parts.length; i += 2) {
+    const slot = parts[i] as Slot;
+    out += `%${slot === "extra" ? 10 + extra++ : SLOT_ARGUMENT[slot]}$s`;
+    out += parts[i + 1]!.replaceAll("%", "%%");
+  }
+  return out;
+}

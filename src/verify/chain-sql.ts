@@ -1,11 +1,12 @@
 // The balance chain's statements: each bill next to the one before it of its coin in ledger order
-// (created_at_ms, bill_id::numeric), with exact NUMERIC arithmetic, so that only figures leave the
+// (created_at, bill_id), with exact NUMERIC arithmetic, so that only figures leave the
 // server: one row per coin, or a coin's breaks. docs/design/verify-speed.md says why in SQL.
 //
 // $1 account. A range adds $2 from and $3 to (epoch ms, both included): in_range marks the bills
 // under check, and each coin's last bill before the range (its anchor) only gives the first of them
-// a predecessor. A whole history has no anchors: its bills come in the order of the index
-// (account_name, coin, created_at_ms), so the window sorts only bills of one coin and millisecond.
+// a predecessor. A whole history has no anchors: its bills come in the order of bill_rows' index
+// (account_id, coin, created_at), so the window sorts only bills of one coin and millisecond.
+import { accountKey, epochMs, instantOf } from "../store/ledger-rows.ts";
 import type { Rule } from "./rules.ts";
 
 export interface ChainSpan {
@@ -20,32 +21,38 @@ export const isWholeHistory = (s: ChainSpan): boolean => s.fromMs === undefined 
 export const spanParams = (s: ChainSpan): string[] =>
   isWholeHistory(s) ? [] : [String(s.fromMs ?? 0), String(s.toMs ?? Number.MAX_SAFE_INTEGER)];
 
-const COLUMNS = "coin, bill_id, created_at_ms, amount, balance, fill_fee";
+// Each bill with its coin's key (the window's partition, in the order index 2 keeps the coins in)
+// and its coin's name (what the report says).
+const COLUMNS = `b.coin AS coin_key, c.term AS coin, b.bill_id::text AS bill_id, b.bill_id AS id, b.created_at,
+  ${epochMs("b.created_at")} AS created_at_ms, b.amount, b.balance, b.fill_fee`;
+const ROWS = `bill_rows b JOIN bill_terms c ON c.id = b.coin WHERE b.account_id = ${accountKey("$1")}`;
 
-const WHOLE = `SELECT ${COLUMNS}, true AS in_range FROM bills WHERE account_name = $1`;
+const WHOLE = `SELECT ${COLUMNS}, true AS in_range FROM ${ROWS}`;
 
+// The range on created_at, which both indexes lead with after the account: an incremental verify
+// reads only the new bills, and only the months they are in. Each coin's anchor is its last bill
+// before the range, found through index 2.
 const RANGED = `
   WITH r AS (
     SELECT ${COLUMNS}, true AS in_range
-    FROM bills WHERE account_name = $1 AND created_at_ms >= $2 AND created_at_ms <= $3
-      -- The same range on created_at, which (account_name, created_at) indexes: an incremental
-      -- verify reads only the new bills, not the whole history.
-      AND created_at >= timestamptz 'epoch' + $2::bigint * interval '1 millisecond'
-      AND created_at <= timestamptz 'epoch' + least($3::bigint, 9000000000000000) * interval '1 millisecond'
+    FROM ${ROWS} AND b.created_at >= ${instantOf("$2")}
+      AND b.created_at <= ${instantOf("least($3::bigint, 9000000000000000)")}
   ),
   anchor AS (
-    SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin FROM r) k
+    SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin_key, coin FROM r) k
     CROSS JOIN LATERAL (
-      SELECT ${COLUMNS} FROM bills b
-      WHERE b.account_name = $1 AND b.coin = k.coin AND b.created_at_ms < $2
-      ORDER BY b.created_at_ms DESC, b.bill_id::numeric DESC LIMIT 1
+      SELECT k.coin_key, k.coin, b.bill_id::text AS bill_id, b.bill_id AS id, b.created_at,
+             ${epochMs("b.created_at")} AS created_at_ms, b.amount, b.balance, b.fill_fee
+      FROM bill_rows b
+      WHERE b.account_id = ${accountKey("$1")} AND b.coin = k.coin_key AND b.created_at < ${instantOf("$2")}
+      ORDER BY b.created_at DESC, b.bill_id DESC LIMIT 1
     ) a
   )
   SELECT * FROM r UNION ALL SELECT * FROM anchor`;
 
 const source = (s: ChainSpan) => (isWholeHistory(s) ? WHOLE : RANGED);
 
-const LEDGER_WINDOW = "WINDOW w AS (PARTITION BY coin ORDER BY created_at_ms, bill_id::numeric)";
+const LEDGER_WINDOW = "WINDOW w AS (PARTITION BY coin_key ORDER BY created_at, id)";
 
 /**
  * Per coin: pairs checked, the last bill's time, and the pairs each rule explains. `diff` is
@@ -90,5 +97,5 @@ export function breaksSql(s: ChainSpan, rule: Rule): string {
       ${LEDGER_WINDOW}
     ) c
     WHERE in_range AND prev_id IS NOT NULL AND balance <> ${EXPECTED[rule]}
-    ORDER BY created_at_ms, bill_id::numeric LIMIT $${n + 1}`;
+    ORDER BY created_at, id LIMIT $${n + 1}`;
 }

@@ -14,6 +14,7 @@
 // (the exchange's own time of the last change) and at our observation time; the balance check also
 // accepts any bill within CLOCK_SLACK_MS of the observation.
 import { Decimal } from "decimal.js";
+import { accountKey, epochMs, instantOf, termKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import { collateralFigures } from "../store/wallet-checks.ts";
 import type { CheckResult } from "./report.ts";
@@ -156,6 +157,9 @@ async function snapshotAt(
   };
 }
 
+/** $1 account, $2 coin, on ledger_bills: the keys of bill_rows' index (account_id, coin, created_at). */
+const OF_COIN = `account_id = ${accountKey("$1")} AND coin_key = ${termKey("$2")}`;
+
 const sum = (values: string[]) => values.reduce((a, v) => a.plus(v), new Decimal(0));
 
 async function balanceCheck(db: Db, account: string, coin: string, subject: string, s: Snapshot): Promise<CheckResult> {
@@ -164,18 +168,19 @@ async function balanceCheck(db: Db, account: string, coin: string, subject: stri
     amount: new Decimal(f.amount),
   }));
   // Balances after each bill that may sit on either side of the snapshot's cut.
+  // Each part in ledger order on bill_rows' index (account_id, coin, created_at), in the months it reaches.
   const cuts = await db.$queryRawUnsafe<{ bill_id: string; at: string; balance: string }[]>(
-    `(SELECT bill_id, created_at_ms::text AS at, balance::text FROM bills
-      WHERE account_name = $1 AND coin = $2 AND created_at_ms <= $3::bigint
-      ORDER BY created_at_ms DESC, bill_id::numeric DESC LIMIT 1)
+    `(SELECT bill_id, created_at_ms::text AS at, balance::text FROM ledger_bills
+      WHERE ${OF_COIN} AND created_at <= ${instantOf("$3")}
+      ORDER BY created_at DESC, bill_key DESC LIMIT 1)
      UNION ALL
-     (SELECT bill_id, created_at_ms::text, balance::text FROM bills
-      WHERE account_name = $1 AND coin = $2 AND created_at_ms > $3::bigint AND created_at_ms <= $4::bigint
-      ORDER BY created_at_ms, bill_id::numeric)
+     (SELECT bill_id, created_at_ms::text, balance::text FROM ledger_bills
+      WHERE ${OF_COIN} AND created_at > ${instantOf("$3")} AND created_at <= ${instantOf("$4")}
+      ORDER BY created_at, bill_key)
      UNION ALL
-     (SELECT bill_id, created_at_ms::text, balance::text FROM bills
-      WHERE account_name = $1 AND coin = $2 AND created_at_ms <= $5::bigint
-      ORDER BY created_at_ms DESC, bill_id::numeric DESC LIMIT 1)`,
+     (SELECT bill_id, created_at_ms::text, balance::text FROM ledger_bills
+      WHERE ${OF_COIN} AND created_at <= ${instantOf("$5")}
+      ORDER BY created_at DESC, bill_key DESC LIMIT 1)`,
     account,
     coin,
     String(Math.min(s.updatedMs, s.observedMs - CLOCK_SLACK_MS)),
@@ -240,8 +245,8 @@ async function billSums(
   uptoMs: number,
 ): Promise<Record<string, Decimal>> {
   const rows = await db.$queryRawUnsafe<{ business_type: string; amount: string; fee: string }[]>(
-    `SELECT business_type, sum(amount)::text AS amount, sum(fill_fee)::text AS fee FROM bills
-     WHERE account_name = $1 AND coin = $2 AND created_at_ms > $3::bigint AND created_at_ms <= $4::bigint
+    `SELECT business_type, sum(amount)::text AS amount, sum(fill_fee)::text AS fee FROM ledger_bills
+     WHERE ${OF_COIN} AND created_at > ${instantOf("$3")} AND created_at <= ${instantOf("$4")}
      GROUP BY business_type`,
     account,
     coin,
@@ -272,7 +277,8 @@ async function cumCheck(
   latest: Snapshot,
 ): Promise<CheckResult> {
   const [first] = await db.$queryRawUnsafe<{ ms: string | null }[]>(
-    "SELECT min(created_at_ms)::text AS ms FROM bills WHERE account_name = $1 AND coin = $2",
+    `SELECT ${epochMs("min(created_at)")}::text AS ms FROM bill_rows
+     WHERE account_id = ${accountKey("$1")} AND coin = ${termKey("$2")}`,
     o.account,
     coin,
   );

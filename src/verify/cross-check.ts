@@ -5,6 +5,7 @@
 // reads is written; its result is recorded as a run ("cross-check" in sync_runs).
 import type { BillSource } from "../config/accounts.ts";
 import type { Bill } from "../exchange/bill-item.ts";
+import { accountKey, instantOf } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import { recordRun } from "../store/sync-runs.ts";
 import { readExchangeBills, type ExchangeReadOptions } from "./exchange-read.ts";
@@ -148,7 +149,8 @@ async function storedRange(db: Db, account: string, fromMs: number, toMs: number
     `SELECT bill_id, coin, symbol, business_type,
             amount::text AS amount, balance::text AS balance, fill_fee::text AS fill_fee,
             created_at_ms::text AS created_at_ms, transfer_reason
-     FROM bills WHERE account_name = $1 AND created_at_ms BETWEEN $2 AND $3`,
+     FROM ledger_bills
+     WHERE account_id = ${accountKey("$1")} AND created_at BETWEEN ${instantOf("$2")} AND ${instantOf("$3")}`,
     account,
     fromMs,
     toMs,

@@ -4,13 +4,14 @@
 // the exchange keeps no history before its horizon (learnt by the bills stream), or the sync
 // started later (BACKFILL_FROM).
 import { readExchangeFacts } from "../store/exchange-profiles.ts";
+import { accountKey, epochMs, termKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import type { Rule } from "./balance-continuity.ts";
 import type { CheckResult } from "./report.ts";
 
 // Each coin's first bill in ledger order and the balance it opens on under the coin's rule (the
-// plain one when none), computed exactly by PostgreSQL; one statement for every coin: the index
-// (account_name, coin, created_at_ms) finds each, and only bills of its first millisecond are sorted.
+// plain one when none), computed exactly by PostgreSQL; one statement for every coin: bill_rows'
+// index (account_id, coin, created_at) finds each, and only bills of its first millisecond are sorted.
 const FIRST_BILLS = `
   SELECT k.coin, f.bill_id, f.created_at_ms::text AS created_at_ms,
          (CASE k.rule WHEN 'minus_fee' THEN f.balance - f.amount + f.fill_fee
@@ -18,9 +19,10 @@ const FIRST_BILLS = `
                       ELSE f.balance - f.amount END)::text AS opening
   FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS k(coin, rule, n)
   CROSS JOIN LATERAL (
-    SELECT bill_id, created_at_ms, balance, amount, fill_fee FROM bills
-    WHERE account_name = $1 AND coin = k.coin
-    ORDER BY created_at_ms, bill_id::numeric LIMIT 1
+    SELECT b.bill_id::text AS bill_id, ${epochMs("b.created_at")} AS created_at_ms, b.balance, b.amount, b.fill_fee
+    FROM bill_rows b
+    WHERE b.account_id = ${accountKey("$1")} AND b.coin = ${termKey("k.coin")}
+    ORDER BY b.created_at, b.bill_id LIMIT 1
   ) f
   ORDER BY k.n`;
 

@@ -10,6 +10,7 @@
 // stored, count too when given: they must chain to the last stored bill by the coin's balance rule.
 import { Decimal } from "decimal.js";
 import type { Bill } from "../exchange/bill-item.ts";
+import { accountKey, instantOf, termKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import type { WalletReading, WalletResult } from "../store/wallet-checks.ts";
 import { RULES, type Rule } from "./balance-continuity.ts";
@@ -36,6 +37,8 @@ const byLedgerOrder = (a: LedgerBill, b: LedgerBill) =>
   a.atMs - b.atMs || (BigInt(a.billId) < BigInt(b.billId) ? -1 : BigInt(a.billId) > BigInt(b.billId) ? 1 : 0);
 
 const BILL_COLUMNS = "bill_id, created_at_ms::text AS at, amount::text, fill_fee::text, balance::text";
+/** $1 account, $2 coin, on ledger_bills: the keys bill_rows' indexes serve. */
+const OF_COIN = `account_id = ${accountKey("$1")} AND coin_key = ${termKey("$2")}`;
 interface BillRow {
   bill_id: string;
   at: string;
@@ -59,13 +62,15 @@ async function storedAround(
   loMs: number,
   hiMs: number,
 ): Promise<{ before: LedgerBill | null; within: LedgerBill[] }> {
+  // Both parts on bill_rows' index (account_id, coin, created_at), in the months they reach: the
+  // last bill before is the first in the index's order backwards (ties in a millisecond by bill id).
   const rows = await db.$queryRawUnsafe<(BillRow & { part: string })[]>(
-    `(SELECT 'before' AS part, ${BILL_COLUMNS} FROM bills
-      WHERE account_name = $1 AND coin = $2 AND created_at_ms < $3::bigint
-      ORDER BY created_at_ms DESC, bill_id::numeric DESC LIMIT 1)
+    `(SELECT 'before' AS part, ${BILL_COLUMNS} FROM ledger_bills
+      WHERE ${OF_COIN} AND created_at < ${instantOf("$3")}
+      ORDER BY created_at DESC, bill_key DESC LIMIT 1)
      UNION ALL
-     (SELECT 'within', ${BILL_COLUMNS} FROM bills
-      WHERE account_name = $1 AND coin = $2 AND created_at_ms BETWEEN $3::bigint AND $4::bigint)`,
+     (SELECT 'within', ${BILL_COLUMNS} FROM ledger_bills
+      WHERE ${OF_COIN} AND created_at BETWEEN ${instantOf("$3")} AND ${instantOf("$4")})`,
     account,
     coin,
     String(loMs),
@@ -85,7 +90,12 @@ async function unstoredOf(db: Db, account: string, coin: string, bills: readonly
   const stored = new Set(
     (
       await db.$queryRawUnsafe<{ bill_id: string }[]>(
-        "SELECT bill_id FROM bills WHERE account_name = $1 AND bill_id = ANY($2::text[])",
+        // By the NUMERIC id bill_rows keeps (its BRIN index (account_id, bill_id)); an id that is not
+        // decimal digits without a leading zero is no stored bill's.
+        `SELECT b.bill_id::text AS bill_id FROM bill_rows b
+         WHERE b.account_id = ${accountKey("$1")}
+           AND b.bill_id = ANY(ARRAY(
+             SELECT id::numeric FROM unnest($2::text[]) AS u(id) WHERE id ~ '^(0|[1-9][0-9]*)$'))`,
         account,
         mine.map((b) => b.billId),
       )

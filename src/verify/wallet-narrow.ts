@@ -2,6 +2,7 @@
 // The coin's collateral history (every change the snapshots saw) gives the readings in between; a
 // difference, once there, stays (a missing or altered bill shifts every later balance), so a binary
 // search over them finds the two neighbouring snapshots around it in O(log n) comparisons.
+import { accountKey, instantOf, termKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import { collateralFigures, type WalletReading } from "../store/wallet-checks.ts";
 import { RULES, type Rule } from "./balance-continuity.ts";
@@ -25,6 +26,9 @@ export interface DifferenceWindow {
   /** Stored bills of the coin in the window. */
   bills: number;
 }
+
+/** $1 account, $2 coin, on ledger_bills: the keys of bill_rows' index (account_id, coin, created_at). */
+const OF_COIN = `account_id = ${accountKey("$1")} AND coin_key = ${termKey("$2")}`;
 
 const AT = (n: number) => `timestamptz 'epoch' + $${n}::bigint * interval '1 millisecond'`;
 
@@ -53,9 +57,9 @@ async function readingAt(db: Db, reading: WalletReading, coinIds: string[], atMs
  */
 async function tailBoundMs(db: Db, reading: WalletReading, rule: Rule | null): Promise<number | null> {
   const rows = await db.$queryRawUnsafe<{ at: string; amount: string; fillFee: string; balance: string }[]>(
-    `SELECT created_at_ms::text AS at, amount::text, fill_fee::text AS "fillFee", balance::text FROM bills
-     WHERE account_name = $1 AND coin = $2 AND created_at_ms <= $3::bigint
-     ORDER BY created_at_ms DESC, bill_id::numeric DESC LIMIT 2`,
+    `SELECT created_at_ms::text AS at, amount::text, fill_fee::text AS "fillFee", balance::text FROM ledger_bills
+     WHERE ${OF_COIN} AND created_at <= ${instantOf("$3")}
+     ORDER BY created_at DESC, bill_key DESC LIMIT 2`,
     reading.account,
     reading.coin,
     String(reading.observedAtMs),
@@ -101,8 +105,8 @@ export async function narrowDifference(db: Db, reading: WalletReading, o: Narrow
   const fromMs = tail === null ? searched : Math.max(searched ?? tail, tail);
   const toMs = hi < instants.length ? instants[hi]! : reading.observedAtMs;
   const [count] = await db.$queryRawUnsafe<{ n: number }[]>(
-    `SELECT count(*)::int AS n FROM bills WHERE account_name = $1 AND coin = $2
-       AND created_at_ms > $3::bigint AND created_at_ms <= $4::bigint`,
+    `SELECT count(*)::int AS n FROM bill_rows WHERE account_id = ${accountKey("$1")} AND coin = ${termKey("$2")}
+       AND created_at > ${instantOf("$3")} AND created_at <= ${instantOf("$4")}`,
     reading.account,
     reading.coin,
     String(fromMs ?? -1),

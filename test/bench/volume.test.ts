@@ -139,9 +139,9 @@ describe("volume bench at CI size", () => {
     );
     expect(r.storage.totalBytes).toBe(Number(bytes));
     expect(r.storage.bills).toBe(SIZE.bills);
-    // The indexes listed are every index of bills, and they are part of the total.
+    // The indexes listed are every index of bill_rows, and they are part of the total.
     const indexes = await one<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_index WHERE indrelid = 'bills'::regclass",
+      "SELECT count(*)::int AS n FROM pg_index WHERE indrelid = 'bill_rows'::regclass",
     );
     expect(r.storage.indexes.length).toBe(indexes.n);
     const sizes = r.storage.indexes.map((i) => i.bytes);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readBalanceSeries, type BalanceBucket } from "../../src/console/read/balance-series.ts";
 import { startConsoleServer } from "../../src/console/server.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { insertBills } from "../support/insert-bills.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
 const DAY_MS = 86_400_000;
@@ -65,7 +66,8 @@ beforeAll(async () => {
   t = await createMigratedDb();
   // Inserted newest first, so that the table's physical order is not the ledger order.
   const rows = [...small].reverse();
-  await t.db.$executeRawUnsafe(
+  await insertBills(
+    t.db,
     `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw)
      SELECT 'small', id, 'USDT', '', 'deposit', 0, balance::numeric, 0, timestamptz 'epoch' + ms * interval '1 millisecond', ms, '{}'
      FROM unnest($1::text[], $2::bigint[], $3::text[]) AS r(id, ms, balance)`,
@@ -98,7 +100,8 @@ describe("the balance series", () => {
   it("answers a million bills with at most the points asked, through the console's endpoint", async () => {
     const n = 1_000_000;
     const stepMs = 30_000;
-    await t.db.$executeRawUnsafe(
+    await insertBills(
+      t.db,
       `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw)
        SELECT 'big', (1000000000000 + i)::text, 'USDT', 'cmt_btcusdt', 'position_funding', 0, round(100000 + ((i * 7919) % 20011) / 100.0, 2), 0,
               timestamptz 'epoch' + ($1::bigint + i * $2::bigint) * interval '1 millisecond', $1::bigint + i * $2::bigint, '{}'
@@ -107,7 +110,7 @@ describe("the balance series", () => {
       String(stepMs),
       String(n),
     );
-    await t.db.$executeRawUnsafe("ANALYZE bills");
+    await t.db.$executeRawUnsafe("ANALYZE bill_rows");
     const server = await startConsoleServer({
       host: "127.0.0.1",
       port: 0,

@@ -35,7 +35,7 @@ function books(): Bill[] {
   AWKWARD.forEach((s, i) => {
     for (const [k, id] of ids.entries()) {
       bills.push({
-        id: `${i}${id}`,
+        id: `${i + 1}${id}`,
         coin: k % 2 === 0 ? "USDT" : s === "" ? "C" : `C${s}`,
         symbol: k % 3 === 0 ? null : k % 3 === 1 ? s : "cmt_btcusdt",
         type: s === "" ? "deposit" : `type ${s}`,

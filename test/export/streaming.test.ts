@@ -12,6 +12,7 @@ import { writeExport } from "../../src/export/write-export.ts";
 import { inLedgerSnapshot } from "../../src/store/bills-read.ts";
 import { directPool } from "../../src/store/prisma.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { insertBills } from "../support/insert-bills.ts";
 
 const BILLS = 300_000;
 const FIRST_MS = 1767225600000;
@@ -20,7 +21,8 @@ let dir: string;
 beforeAll(async () => {
   t = await createMigratedDb();
   dir = mkdtempSync(join(tmpdir(), "ls-export-stream-"));
-  await t.db.$executeRawUnsafe(
+  await insertBills(
+    t.db,
     `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw)
      SELECT 'big', (700000000000000000 + g)::text, 'USDT', 'cmt_btcusdt', 'position_funding', (g % 201 - 100) / 100.0, 0, 0,
             timestamptz 'epoch' + ($1::bigint + g * 10) * interval '1 millisecond', $1::bigint + g * 10, '{"note": "streamed"}'

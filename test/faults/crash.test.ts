@@ -59,7 +59,7 @@ const billCount = async (account: string) =>
 async function activeBillsWrite(since: Date): Promise<{ pid: number; queryStart: number } | undefined> {
   const r = await pgc.query<{ pid: number; query_start: Date }>(
     `SELECT pid, query_start FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'
-       AND backend_start >= $1 AND query LIKE '%INSERT INTO bills AS b%' LIMIT 1`,
+       AND backend_start >= $1 AND query LIKE '/* ledger-sync: bills window write */%' LIMIT 1`,
     [since],
   );
   const row = r.rows[0];

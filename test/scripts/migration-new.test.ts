@@ -36,11 +36,14 @@ describe("diffMigrationsToSchema", () => {
   it("returns the SQL for a schema change", async () => {
     const changed = join(scratch, "schema.prisma");
     const schema = await readFile(schemaPath, "utf8");
-    await writeFile(changed, schema.replace("model Bill {", 'model Bill {\n  note String? @map("note")'));
+    await writeFile(
+      changed,
+      schema.replace("model BillRevision {", 'model BillRevision {\n  note String? @map("note")'),
+    );
     const db = await createTestDatabase("ls_diff");
     try {
       const sql = await diffMigrationsToSchema(db.url, changed);
-      expect(sql).toContain('ALTER TABLE "bills" ADD COLUMN     "note" TEXT;');
+      expect(sql).toContain('ALTER TABLE "bill_revisions" ADD COLUMN     "note" TEXT;');
       expect(sql).not.toContain("bills_bill_id_digits");
       expect(await shadowDatabases(db.url)).toEqual([]);
     } finally {

@@ -176,7 +176,7 @@ describe("grant-runtime by the plain owner, for a role an admin created", () => 
 
   it("cannot drop, truncate, alter or disable a trigger on the books, nor delete them", async () => {
     await as(runtimeUrl, async (c) => {
-      for (const table of ["bills", "bill_revisions", "period_closes", "sync_runs"]) {
+      for (const table of ["bill_rows", "bill_revisions", "period_closes", "sync_runs"]) {
         for (const sql of [
           `ALTER TABLE ${table} DISABLE TRIGGER ALL`,
           `ALTER TABLE ${table} DISABLE TRIGGER USER`,
@@ -188,6 +188,13 @@ describe("grant-runtime by the plain owner, for a role an admin created", () => 
         ])
           await expect(c.query(sql), sql).rejects.toThrow(/must be owner of table|permission denied/);
       }
+      // The bills view: not dropped, not altered, not deleted from; nor a month's partition.
+      await expect(c.query("DROP VIEW bills")).rejects.toThrow(/must be owner of view/);
+      await expect(c.query("DELETE FROM bills")).rejects.toThrow(/permission denied/);
+      const [month] = (await c.query<{ p: string }>("SELECT inhrelid::regclass::text AS p FROM pg_inherits LIMIT 1"))
+        .rows;
+      for (const sql of [`DELETE FROM ${month!.p}`, `TRUNCATE ${month!.p}`, `DROP TABLE ${month!.p}`])
+        await expect(c.query(sql), sql).rejects.toThrow(/must be owner of table|permission denied/);
       await expect(c.query("CREATE TABLE evil (x int)")).rejects.toThrow(/permission denied/);
       await expect(c.query("CREATE TRIGGER evil BEFORE INSERT ON bills EXECUTE FUNCTION now()")).rejects.toThrow(
         /must be owner|permission denied/,

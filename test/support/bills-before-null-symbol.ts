@@ -2,7 +2,7 @@
 // only that far (symbol NOT NULL): a bill of no contract with symbol '' and the v2 item, "" included,
 // as its raw. The same write path as a sync, so rollups, cursor and verify state follow as they did.
 import type { SandboxBill } from "../../src/sandbox/index.ts";
-import { commitBillsWindow } from "../../src/store/bills-window.ts";
+import { commitBillsWindow } from "./old-bills-window.ts";
 import type { Db } from "../../src/store/prisma.ts";
 
 const BATCH = 1000;

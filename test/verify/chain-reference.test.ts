@@ -53,7 +53,7 @@ function generate(count: number): Bill[] {
       balances.set(coin, next);
       bills.push({
         coin,
-        id: `${r}${String(group).padStart(4, "0")}`,
+        id: `${r + 1}${String(group).padStart(4, "0")}`,
         ms: BASE_MS + group * 7,
         amount,
         balance: next.toFixed(),

@@ -8,7 +8,8 @@ export function registerMigrate(program: Command): void {
     .command("migrate")
     .description(
       "apply prisma/migrations to DATABASE_URL, each in one transaction " +
-        "(the bookkeeping of `prisma migrate deploy`; a second run does nothing)",
+        "(the bookkeeping of `prisma migrate deploy`; a second run does nothing), and the data steps that " +
+        "follow some of them (the bills upgrade's copy: resumable, progress logged)",
     )
     .option("--status", "only compare prisma/migrations with the database (exit 1 when any is pending or wrong)")
     .action(async (opts: { status?: boolean }) => {
@@ -28,7 +29,13 @@ export function registerMigrate(program: Command): void {
         }
         return;
       }
-      const result = await migrateDeploy(databaseUrl, { log: (m) => logger.info(m) });
+      const [{ dataSteps, BILLS_VIEW_MIGRATION }, { closesCheckStep }] = await Promise.all([
+        import("../../store/migrate/data-steps.ts"),
+        import("../../periods/upgrade-closes-check.ts"),
+      ]);
+      // The closed periods' check after the bills upgrade's swap lives with the digests (src/periods).
+      const steps = { ...dataSteps(), [BILLS_VIEW_MIGRATION]: closesCheckStep() };
+      const result = await migrateDeploy(databaseUrl, { log: (m) => logger.info(m), dataSteps: steps });
       process.stdout.write(
         result.applied.length === 0
           ? `database is up to date (${result.alreadyApplied} migrations already applied)\n`

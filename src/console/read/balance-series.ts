@@ -2,12 +2,13 @@
 // a few hundred rows: the range is cut into at most `maxPoints` equal time buckets, and each bucket
 // with bills gives its first and last balance in ledger order and its lowest and highest, exact.
 //
-// Index-friendly on purpose: each bucket is one range scan of bills_account_coin_created_ms_idx
-// (account_name, coin, created_at_ms), so nothing is sorted or hashed, and the first and last
+// Index-friendly on purpose: each bucket is one range scan of bill_rows' index
+// (account_id, coin, created_at) in the months it spans, so nothing is sorted or hashed, and the first and last
 // balance are two probes of the same index at the bucket's first and last millisecond (ties in a
 // millisecond broken by bill id as a number, the ledger order). The cost is one pass over the
 // range's bills, read in index order (docs/design/console.md has the figure for a million).
 import type { Db } from "../../store/prisma.ts";
+import { accountKey, epochMs, instantOf, termKey } from "../../store/ledger-rows.ts";
 
 export interface BalanceBucket {
   /** First and last bill's creation time in the bucket (epoch ms). */
@@ -29,20 +30,23 @@ export interface BalanceSeries {
   buckets: BalanceBucket[];
 }
 
+const OF_COIN = `b.account_id = ${accountKey("$1")} AND b.coin = ${termKey("$2")}`;
+
 const SERIES_SQL = `
-SELECT a.first_ms::text, a.last_ms::text, a.low::text, a.high::text, a.bills::int,
-  (SELECT b.balance::text FROM bills b WHERE b.account_name = $1 AND b.coin = $2 AND b.created_at_ms = a.first_ms
-   ORDER BY b.bill_id::numeric LIMIT 1) AS first,
-  (SELECT b.balance::text FROM bills b WHERE b.account_name = $1 AND b.coin = $2 AND b.created_at_ms = a.last_ms
-   ORDER BY b.bill_id::numeric DESC LIMIT 1) AS last
+SELECT ${epochMs("a.first_at")}::text AS first_ms, ${epochMs("a.last_at")}::text AS last_ms, a.low::text, a.high::text,
+  a.bills::int,
+  (SELECT b.balance::text FROM bill_rows b WHERE ${OF_COIN} AND b.created_at = a.first_at
+   ORDER BY b.bill_id LIMIT 1) AS first,
+  (SELECT b.balance::text FROM bill_rows b WHERE ${OF_COIN} AND b.created_at = a.last_at
+   ORDER BY b.bill_id DESC LIMIT 1) AS last
 FROM generate_series(0, $5::int - 1) AS s(i)
 CROSS JOIN LATERAL (
-  SELECT min(created_at_ms) AS first_ms, max(created_at_ms) AS last_ms, min(balance) AS low, max(balance) AS high,
+  SELECT min(b.created_at) AS first_at, max(b.created_at) AS last_at, min(b.balance) AS low, max(b.balance) AS high,
          count(*) AS bills
-  FROM bills
-  WHERE account_name = $1 AND coin = $2
-    AND created_at_ms >= $3::bigint + s.i * $6::bigint
-    AND created_at_ms < least($4::bigint, $3::bigint + (s.i + 1) * $6::bigint)
+  FROM bill_rows b
+  WHERE ${OF_COIN}
+    AND b.created_at >= ${instantOf("$3::bigint + s.i * $6::bigint")}
+    AND b.created_at < ${instantOf("least($4::bigint, $3::bigint + (s.i + 1) * $6::bigint)")}
 ) a
 WHERE a.bills > 0
 ORDER BY s.i`;

@@ -20,20 +20,35 @@ export async function purgeAccountBooks(db: Db, account: string): Promise<PurgeR
         account,
       );
       // Bills before the rest: their triggers bring daily_rollups down to nothing for the account.
-      deleted.bills = await tx.$executeRawUnsafe("DELETE FROM bills WHERE account_name = $1", account);
-      // Every other table keyed by account, found in the catalog so that a table added later is not missed.
-      const tables = await tx.$queryRawUnsafe<{ t: string }[]>(
-        `SELECT c.table_name AS t FROM information_schema.columns c
-         JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-         WHERE c.table_schema = current_schema() AND c.column_name = 'account_name' AND t.table_type = 'BASE TABLE'
-           AND c.table_name NOT IN ('bills', 'period_close_bills')
-         ORDER BY (c.table_name = 'period_closes'), c.table_name`,
+      deleted.bills = await tx.$executeRawUnsafe(
+        "DELETE FROM bill_rows WHERE account_id = (SELECT id FROM account_keys WHERE name = $1)",
+        account,
       );
-      for (const { t } of tables)
+      // Every other table keyed by account, found in the catalog so that a table added later is not
+      // missed: by name, or else by the account's key (bill_rows' own id ranges and coins; a snapshot
+      // table's account_id is the exchange's, and it has the name too). Not a month's
+      // partition (bill_rows' delete reached them), nor bills_legacy, the upgrade's read-only copy of
+      // the bills from before bill_rows, which goes whole with `storage drop-legacy`; the account's
+      // key in account_keys stays (never reused: an archive's rows name it).
+      const tables = await tx.$queryRawUnsafe<{ t: string; by: string }[]>(
+        `SELECT DISTINCT ON (c.relname) c.relname::text AS t, a.attname::text AS by FROM pg_class c
+         JOIN pg_attribute a
+           ON a.attrelid = c.oid AND a.attname IN ('account_name', 'account_id') AND NOT a.attisdropped
+         WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+           AND c.relname NOT IN ('bill_rows', 'bills_legacy', 'period_close_bills', 'accounts', 'account_keys')
+         ORDER BY c.relname, a.attname = 'account_id'`,
+      );
+      // Deleted in name order, period_closes last (its sealed children went first).
+      tables.sort((a, b) => Number(a.t === "period_closes") - Number(b.t === "period_closes"));
+      for (const { t, by } of tables) {
+        const table = `"${t.replaceAll('"', '""')}"`;
         deleted[t] = await tx.$executeRawUnsafe(
-          `DELETE FROM "${t.replaceAll('"', '""')}" WHERE account_name = $1`,
+          by === "account_id"
+            ? `DELETE FROM ${table} WHERE account_id = (SELECT id FROM account_keys WHERE name = $1)`
+            : `DELETE FROM ${table} WHERE account_name = $1`,
           account,
         );
+      }
       deleted.accounts = await tx.$executeRawUnsafe("DELETE FROM accounts WHERE name = $1", account);
       return { deleted };
     },

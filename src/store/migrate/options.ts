@@ -1,4 +1,6 @@
 // Options shared by the migration commands.
+import type { DataSteps } from "./data-step.ts";
+import { dataSteps } from "./data-steps.ts";
 import { DEFAULT_MIGRATIONS_DIR } from "./migrations-dir.ts";
 
 export interface MigrateOptions {
@@ -8,6 +10,8 @@ export interface MigrateOptions {
   log?: (message: string) => void;
   /** How long a deploy waits for another one holding the migration lock (default 10 minutes). */
   lockTimeoutMs?: number;
+  /** The data steps that follow migrations (data-step.ts); default: this release's (data-steps.ts). */
+  dataSteps?: DataSteps;
 }
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 600_000;
@@ -17,5 +21,6 @@ export function resolveOptions(options: MigrateOptions): Required<MigrateOptions
     migrationsDir: options.migrationsDir ?? DEFAULT_MIGRATIONS_DIR,
     log: options.log ?? (() => {}),
     lockTimeoutMs: options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+    dataSteps: options.dataSteps ?? dataSteps(),
   };
 }

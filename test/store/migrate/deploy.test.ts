@@ -37,14 +37,21 @@ describe("migrations of prisma/schema.prisma", () => {
 
     const tables = await query<{ table_name: string }>(
       db.url,
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'
+         AND table_name NOT IN (SELECT inhrelid::regclass::text FROM pg_inherits) ORDER BY table_name`,
     );
     expect(tables.map((t) => t.table_name)).toEqual([
       "_prisma_migrations",
+      "account_keys",
       "account_snapshots",
       "accounts",
+      "bill_coins",
+      "bill_forms",
+      "bill_id_ranges",
       "bill_revisions",
-      "bills",
+      "bill_rows",
+      "bill_rows_upgrade",
+      "bill_terms",
       "collateral_current",
       "collateral_history",
       "daily_rollups",
@@ -70,6 +77,8 @@ describe("migrations of prisma/schema.prisma", () => {
       "SELECT table_name FROM information_schema.views WHERE table_schema = 'public' ORDER BY table_name",
     );
     expect(views.map((v) => v.table_name)).toEqual([
+      "bills",
+      "ledger_bills",
       "v_balances",
       "v_daily_pnl",
       "v_fees",
@@ -134,7 +143,7 @@ describe("migrations of prisma/schema.prisma", () => {
     await query(db.url, insert, ["686960019383517338"]);
     await expect(query(db.url, insert, ["12a"])).rejects.toMatchObject({
       code: "23514",
-      constraint: "bills_bill_id_digits",
+      constraint: "bill_rows_bill_id_digits",
     });
     const revision = `INSERT INTO bill_revisions (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, raw, first_seen_at)
                       VALUES ('acct', $1, 'USDT', 'BTCUSDT', 'trade', 1, 2, 0, now(), 0, '{}', now())`;

@@ -165,12 +165,13 @@ describe("the null_symbol migration", () => {
     await expect(db.$executeRawUnsafe("UPDATE bill_revisions SET symbol = 'cmt_x'")).rejects.toThrow(/append-only/);
     const triggers = await db.$queryRawUnsafe<{ tgname: string; tgenabled: string }[]>(
       `SELECT tgname::text AS tgname, tgenabled::text AS tgenabled FROM pg_trigger
-       WHERE tgname IN ('bills_guard', 'bills_rollups_update', 'bill_revisions_append_only') ORDER BY tgname`,
+       WHERE tgrelid IN ('bill_rows'::regclass, 'bill_revisions'::regclass)
+         AND tgname IN ('bill_rows_guard', 'bill_rows_rollups_update', 'bill_revisions_append_only') ORDER BY tgname`,
     );
     expect(triggers).toEqual([
       { tgname: "bill_revisions_append_only", tgenabled: "O" },
-      { tgname: "bills_guard", tgenabled: "O" },
-      { tgname: "bills_rollups_update", tgenabled: "A" },
+      { tgname: "bill_rows_guard", tgenabled: "O" },
+      { tgname: "bill_rows_rollups_update", tgenabled: "A" },
     ]);
   });
 });

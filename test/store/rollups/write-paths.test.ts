@@ -107,7 +107,7 @@ describe("daily_rollups follows every write of bills", () => {
       ACCOUNT,
       altered.billId,
     );
-    // The triggers run even with the audit trail's off (session_replication_role = replica).
+    // The rollups follow even with the audit trail's guard off.
     await expectRollupsMatchBills(t.db);
 
     const before = await revisionCount();

@@ -46,7 +46,7 @@ describe("a quiet account at steady state", () => {
       const versions = async () =>
         (
           await m.db.$queryRawUnsafe<{ v: string }[]>(
-            "SELECT bill_id || ':' || xmin::text || '@' || ctid::text AS v FROM bills WHERE account_name = 'reread' ORDER BY bill_id",
+            "SELECT bill_id::text || ':' || xmin::text || '@' || ctid::text AS v FROM bill_rows WHERE account_id = (SELECT id FROM account_keys WHERE name = 'reread') ORDER BY bill_id",
           )
         ).map((r) => r.v);
       await syncFromSandbox(m.db, recent, "reread");
