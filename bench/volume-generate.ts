@@ -90,6 +90,21 @@ FROM (
 ) a`;
 
 const columns = Object.keys(BILL_COLUMNS);
+// The bills as the table before bill_rows held them (bench/upgrade.ts writes its books at that
+// schema, then times their upgrade): the same bills, the payload as jsonb, both times.
+const LEGACY_COLUMNS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries(Object.entries(BILL_COLUMNS).filter(([c]) => c !== "fmt" && c !== "extra")),
+  created_at: "timestamptz 'epoch' + b.t * interval '1 millisecond'",
+  raw: `jsonb_build_object('billId', b.id::text, 'coin', b.coin, 'symbol', b.symbol, 'amount', b.amount::text,
+          'businessType', b.type, 'balance', b.balance::text, 'fillFee', b.fee::text, 'cTime', b.t)
+        || CASE WHEN b.reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('transferReason', b.reason) END`,
+  last_seen_at: "timestamptz 'epoch' + (b.t + 20000) * interval '1 millisecond'",
+};
+const legacy = Object.keys(LEGACY_COLUMNS);
+const LEGACY_INSERT_SQL = `INSERT INTO bills (${legacy.join(", ")})
+SELECT ${legacy.map((c) => LEGACY_COLUMNS[c]).join(",\n       ")}
+FROM (${GENERATED}) b`;
+
 const SELECT_SQL = `SELECT ${columns.map((c) => `${BILL_COLUMNS[c]} AS ${c}`).join(",\n       ")}
 FROM (${GENERATED}) b`;
 
@@ -117,6 +132,8 @@ export interface GenerateOptions {
   accounts: number;
   /** Told after each account. */
   onProgress?: (p: { accountsDone: number; billsWritten: number; seconds: number }) => void;
+  /** Into the bills table of the schema before bill_rows (the upgrade bench's starting point). */
+  legacyTable?: boolean;
 }
 
 /**
@@ -145,7 +162,9 @@ export async function generateVolume(c: pg.Client, o: GenerateOptions): Promise<
     const n = billsOf(i, o.bills, o.accounts);
     await c.query("BEGIN");
     try {
-      await loadBillsIn(c, SELECT_SQL, [account, i, n, SPAN_FROM_MS, SPAN_TO_MS, ID_EPOCH_MS]);
+      const params = [account, i, n, SPAN_FROM_MS, SPAN_TO_MS, ID_EPOCH_MS];
+      if (o.legacyTable) await c.query(LEGACY_INSERT_SQL, params);
+      else await loadBillsIn(c, SELECT_SQL, params);
       await c.query("INSERT INTO sync_state (account_name, stream, cursor_ms, updated_at) VALUES ($1, $2, $3, now())", [
         account,
         BILLS_STREAM,
