@@ -120,7 +120,7 @@ export async function currentClosesOver(
             p.period_end_ms::text AS to_ms, p.bill_count, p.digest
      FROM period_closes p
      WHERE p.account_name = ANY($1::text[]) AND p.period_end_ms > $2::bigint AND p.period_start_ms < $3::bigint
-       AND NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.supersedes = p.id)
+       AND NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.account_name = p.account_name AND n.supersedes = p.id)
      ORDER BY p.account_name, p.period_start_ms, p.id`,
     [accounts, String(month.fromMs), String(month.toMs)],
   );

@@ -255,6 +255,19 @@ const SLOT_ARGUMENT: Record<Exclude<Slot, "extra">, number> = {
  * slot a positional %N$s, each literal with its % doubled.
  */
 export function formatString(form: string): string {
+  let fmt = formatStrings.get(form);
+  if (fmt === undefined) {
+    fmt = toFormatString(form);
+    // Bills of one shape share a form: a page of them parses it once.
+    if (formatStrings.size > 10_000) formatStrings.clear();
+    formatStrings.set(form, fmt);
+  }
+  return fmt;
+}
+
+const formatStrings = new Map<string, string>();
+
+function toFormatString(form: string): string {
   const parts = parseForm(form);
   let out = parts[0]!.replaceAll("%", "%%");
   let extra = 0;
