@@ -1,6 +1,8 @@
 // JSON lines: one object per bill, every column of `bills` under its column name. Decimals, the bill
 // id and the creation milliseconds are JSON strings (a JSON number would lose digits in most
-// readers); raw is the stored jsonb itself, as PostgreSQL prints it, never parsed and re-encoded.
+// readers); raw is the bill's JSON text as the exchange sent it (the bills view's payload: byte for
+// byte, never parsed and re-encoded), save that a line break between its tokens (JSON text has none
+// elsewhere) is written as a space, so that a bill stays one line.
 //
 // PostgreSQL writes each line. to_json() escapes a text exactly as JSON.stringify does (compared on
 // every code point); text that holds nothing JSON escapes (digits, decimals, times, and what the
@@ -33,7 +35,7 @@ const fields = (account: string): readonly [name: string, value: Value][] => [
   ["fill_fee", bare("fill_fee::text")],
   ["created_at", time("created_at")],
   ["created_at_ms", bare("created_at_ms::text")],
-  ["raw", { json: "raw::text" }],
+  ["raw", { json: "translate(payload, E'\\n\\r', '  ')" }],
   ["first_seen_at", time("first_seen_at")],
   ["last_seen_at", time("last_seen_at")],
   ["source", bare("source")],

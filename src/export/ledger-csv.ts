@@ -1,5 +1,6 @@
 // Our own CSV: every column of `bills`, values exactly as stored (NUMERIC digit for digit, times in
-// UTC ISO 8601 with milliseconds, raw as PostgreSQL prints the jsonb), written by PostgreSQL's own
+// UTC ISO 8601 with milliseconds, raw the bill's JSON text as the exchange sent it: the bills view's
+// payload, byte for byte), written by PostgreSQL's own
 // COPY ... CSV: NULL is an empty field, the empty string "", a field holding a comma, a double quote
 // or a line break is quoted with its quotes doubled. So the file loads back with
 // `COPY bills (<the header's columns>) FROM ... CSV HEADER`.
@@ -17,7 +18,7 @@ const COLUMNS: readonly [name: string, sql: string][] = [
   ["fill_fee", "fill_fee"],
   ["created_at", isoUtc("created_at")],
   ["created_at_ms", "created_at_ms"],
-  ["raw", "raw"],
+  ["raw", "payload"],
   ["first_seen_at", isoUtc("first_seen_at")],
   ["last_seen_at", isoUtc("last_seen_at")],
   ["source", "source"],

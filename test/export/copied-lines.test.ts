@@ -5,8 +5,10 @@
 // millisecond, decimals of every scale, infinite times; over the whole books, a range and one coin,
 // across pages.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bill as ExchangeBill } from "../../src/exchange/bill-item.ts";
 import { FORMATS } from "../../src/export/formats.ts";
 import { EARLIEST_MS, inLedgerSnapshot, LATEST_MS, type BillsRange } from "../../src/store/bills-read.ts";
+import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { directPool } from "../../src/store/prisma.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { exportOn } from "./export-text.ts";
@@ -74,7 +76,37 @@ beforeAll(async () => {
       n === 7 ? "-infinity" : new Date(ms + 2000).toISOString(),
     );
   }
+  // Items as an exchange that pretty-prints its JSON sends them: line breaks between the tokens.
+  await commitBillsWindow(t.db, {
+    accountName: ACCOUNT,
+    stream: "bills",
+    cursorMs: FIRST_MS + 100_000,
+    bills: PRETTY.map((text, i) => parseBillOf(text, i)),
+    rejected: [],
+    context: { fromMs: 0, toMs: FIRST_MS + 100_000 },
+  });
 });
+
+const PRETTY = [
+  '{\n  "billId": "77001",\n  "coin": "USDT",\n  "amount": "1.5",\n  "balance": "9.5",\n  "fillFee": "0"\n}',
+  '{\r\n\t"billId":"77002", "coin":"USDT","amount":"-0.5","balance":"9.0","fillFee":"0","note":"a\\nb"\r\n}',
+];
+
+function parseBillOf(text: string, i: number): ExchangeBill {
+  const raw = JSON.parse(text) as Record<string, string>;
+  return {
+    billId: raw.billId!,
+    coin: raw.coin!,
+    symbol: null,
+    businessType: "deposit",
+    amount: raw.amount!,
+    balance: raw.balance!,
+    fillFee: raw.fillFee!,
+    cTimeMs: FIRST_MS + 50_000 + i,
+    raw,
+    rawText: text,
+  };
+}
 afterAll(async () => {
   await t.close();
 });
@@ -98,6 +130,18 @@ const RANGES: [string, BillsRange][] = [
   ["a range", { account: ACCOUNT, fromMs: FIRST_MS + 1500, toMs: FIRST_MS + 6000 }],
   ["one coin", { account: ACCOUNT, fromMs: EARLIEST_MS, toMs: LATEST_MS, coin: `C${AWKWARD[1]}` }],
 ];
+
+it("gives raw as the exchange sent it: jsonl one line a bill (line breaks between tokens as spaces), ledger-csv byte for byte", async () => {
+  const range = { account: ACCOUNT, fromMs: FIRST_MS + 50_000, toMs: FIRST_MS + 60_000 };
+  const jsonl = (await exported("jsonl", range)).text.trimEnd().split("\n");
+  expect(jsonl).toHaveLength(PRETTY.length);
+  expect(jsonl.map((line) => JSON.parse(line) as { raw: unknown }).map((o) => o.raw)).toEqual(
+    PRETTY.map((text) => JSON.parse(text)),
+  );
+  expect(jsonl[0]).toContain(`"raw":${PRETTY[0]!.replace(/[\n\r]/g, " ")},`);
+  const csv = (await exported("ledger-csv", range)).text;
+  for (const text of PRETTY) expect(csv).toContain(`"${text.replaceAll('"', '""')}"`);
+});
 
 describe.each(["jsonl", "ledger-csv"] as const)("%s", (format) => {
   it.each(RANGES)("%s: the reference's bytes", async (_, range) => {

@@ -31,7 +31,7 @@ const jsonlLine = (b: TextBill) =>
   `{"account_name":${text(b.accountName)},"bill_id":${text(b.billId)},"coin":${text(b.coin)},` +
   `"symbol":${text(b.symbol)},"business_type":${text(b.businessType)},"amount":${text(b.amount)},` +
   `"balance":${text(b.balance)},"fill_fee":${text(b.fillFee)},` +
-  `"created_at":${text(b.createdAt)},"created_at_ms":${text(b.createdAtMs)},"raw":${b.raw},` +
+  `"created_at":${text(b.createdAt)},"created_at_ms":${text(b.createdAtMs)},"raw":${b.raw.replace(/[\n\r]/g, " ")},` +
   `"first_seen_at":${text(b.firstSeenAt)},"last_seen_at":${text(b.lastSeenAt)},"source":${text(b.source)},` +
   `"transfer_reason":${text(b.transferReason)}}\n`;
 
@@ -66,7 +66,7 @@ export async function oracleLines(
   const { rows } = await client.query<TextBill>(
     `SELECT account_name AS "accountName", bill_id AS "billId", coin, symbol, business_type AS "businessType",
        amount::text AS amount, balance::text AS balance, fill_fee::text AS "fillFee",
-       ${iso("created_at")} AS "createdAt", created_at_ms::text AS "createdAtMs", raw::text AS raw,
+       ${iso("created_at")} AS "createdAt", created_at_ms::text AS "createdAtMs", payload AS raw,
        ${iso("first_seen_at")} AS "firstSeenAt", ${iso("last_seen_at")} AS "lastSeenAt",
        source, transfer_reason AS "transferReason"
      FROM bills
