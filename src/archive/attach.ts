@@ -14,13 +14,15 @@
 // then, the table becomes the month's partition (ATTACH PARTITION, which fires no insert trigger: the
 // rollups are checked unchanged after it), and the bills view shows the month again at COMMIT.
 import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
+import { ArchivedMonthOrder, unregisterArchivedMonth } from "../store/archived-months.ts";
 import { pgConnectionConfig } from "../store/pg-config.ts";
 import { takeArchiveLock } from "./detach.ts";
 import { copyIn, fileChunks } from "./copy-stream.ts";
 import { verifyFiles } from "./files.ts";
-import { readManifest, type Manifest } from "./manifest.ts";
+import { MANIFEST, readManifest, type Manifest } from "./manifest.ts";
 import { ArchiveRefused, iso, type ArchiveMonth } from "./month.ts";
 import {
   billRowsColumns,
@@ -134,6 +136,16 @@ async function attachInTransaction(
       );
     replacedEmpty = true;
   }
+  // The database's record of the month's archive goes with the attach (or the attach is refused).
+  await unregisterArchivedMonth(client, {
+    firstDay: month.firstDay,
+    label: month.label,
+    manifestSha256: createHash("sha256")
+      .update(await readFile(join(dir, MANIFEST)))
+      .digest("hex"),
+  }).catch((err: unknown) => {
+    throw err instanceof ArchivedMonthOrder ? new ArchiveRefused(`${err.message}: nothing was attached`) : err;
+  });
   const keysAdded = await loadKeys(client, dir);
   const staging = `${month.partition}_attach`;
   await createStaging(client, staging, month, owner);

@@ -17,6 +17,7 @@
 import { mkdir, readdir, rm, rmdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
+import { ArchivedMonthOrder, registerArchivedMonth } from "../store/archived-months.ts";
 import { pgConnectionConfig } from "../store/pg-config.ts";
 import { copyOut } from "./copy-stream.ts";
 import { fileFacts, FileSink, fsyncDirectory, HashSink, verifyFiles, writeFileAtomically } from "./files.ts";
@@ -166,7 +167,7 @@ export async function detachMonth(o: DetachOptions): Promise<DetachOutcome> {
     if (!o.confirm) return outcome;
     progress(`re-reading ${dir} against the manifest before dropping ${month.partition}`);
     await verifyFiles(dir, manifest.files);
-    await dropPartition(client, month, manifest, o.lockTimeoutMs ?? 30_000);
+    await dropPartition(client, month, manifest, manifestSha256, o.lockTimeoutMs ?? 30_000);
     return { ...outcome, dropped: true };
   } finally {
     await client.end().catch(() => undefined);
@@ -326,12 +327,14 @@ function assertSameArchive(dir: string, m: Manifest, s: MonthState, files: Manif
 
 /**
  * Detaches and drops the month's partition, in one transaction: writers of the month are locked out
- * (SHARE), the rows are hashed again and must be exactly bill_rows.bin, then DETACH and DROP.
+ * (SHARE), the rows are hashed again and must be exactly bill_rows.bin, the month is recorded as
+ * archived (archived_months, with each coin's last bill), then DETACH and DROP.
  */
 async function dropPartition(
   client: pg.ClientBase,
   month: ArchiveMonth,
   manifest: Manifest,
+  manifestSha256: string,
   lockTimeoutMs: number,
 ): Promise<void> {
   const part = quoted(month.partition);
@@ -356,6 +359,16 @@ async function dropPartition(
         `${month.partition} changed since the archive was written (${manifest.rows} rows archived, ${rows} now; ` +
           `sha256 ${archived.sha256.slice(0, 16)}... archived, ${now.sha256.slice(0, 16)}... now): nothing was dropped`,
       );
+    await registerArchivedMonth(client, {
+      firstDay: month.firstDay,
+      label: month.label,
+      partition: month.partition,
+      rows: manifest.rows,
+      manifestSha256,
+      accounts: manifest.accounts,
+    }).catch((err: unknown) => {
+      throw err instanceof ArchivedMonthOrder ? new ArchiveRefused(`${err.message}: nothing was dropped`) : err;
+    });
     await client.query(`ALTER TABLE bill_rows DETACH PARTITION ${part}`);
     await client.query(`DROP TABLE ${part}`);
     await client.query("COMMIT");

@@ -1,6 +1,7 @@
 // The ledger-sync command line. Every failure ends as one line on stderr and a documented exit code.
 import { CommanderError } from "commander";
 import { ConfigError } from "../config/index.ts";
+import { ArchivedMonthsError } from "../store/archived-months.ts";
 import { databaseTlsErrorIn } from "../store/pg-config.ts";
 import { CliExit, EXIT } from "./exit-codes.ts";
 import { buildProgram, oneLine } from "./program.ts";
@@ -20,6 +21,8 @@ function exitCodeFor(err: unknown): number {
   if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (err instanceof CliExit) return err.code;
   if (err instanceof ConfigError) return EXIT.usage;
+  // A read of archived months: nothing was done; the line says how to bring them back.
+  if (err instanceof ArchivedMonthsError) return EXIT.usage;
   if (err instanceof Error && /interrupted by SIG/.test(err.message)) return EXIT.interrupted;
   return EXIT.failed;
 }

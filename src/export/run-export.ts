@@ -12,6 +12,7 @@ import {
   LATEST_MS,
   type BillsRange,
 } from "../store/bills-read.ts";
+import { refuseArchived } from "../store/archived-months.ts";
 import { ACCOUNTS_WITH_BILLS_SQL, AccountChoiceError, chooseAccount } from "../store/bills-accounts.ts";
 import { createDb, directPool } from "../store/prisma.ts";
 import { ExportRequestError } from "./export-errors.ts";
@@ -91,12 +92,14 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
       `--coin ${r.coin}: account ${account} has no bills in that coin (its coins: ${coins})`,
     );
   }
-  return {
+  const range = {
     account,
     fromMs: Math.min(r.fromMs ?? EARLIEST_MS, LATEST_MS),
     toMs: Math.min(r.toMs ?? LATEST_MS, LATEST_MS),
     ...(r.coin === undefined ? {} : { coin: r.coin }),
   };
+  await refuseArchived(client, account, range.fromMs, range.toMs, `export of account "${account}"`);
+  return range;
 }
 
 /**

@@ -2,6 +2,7 @@
 // past the period's end by more than SYNC_LOOKBACK_MS (bills filed late within the lookback are in);
 // and verify passes over the period. Each refusal names its reason and what to do.
 import type { Db } from "../store/prisma.ts";
+import { refuseArchived } from "../store/archived-months.ts";
 import { readCursor } from "../store/cursors.ts";
 import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import { describeCheck, isFailing } from "../verify/report.ts";
@@ -36,6 +37,7 @@ export interface ClosePreconditions {
 
 export async function assertClosable(db: Db, o: ClosePreconditions): Promise<void> {
   const what = `cannot close ${o.period.label} of account "${o.account}"`;
+  await refuseArchived(db, o.account, o.period.fromMs, o.period.toMs, what);
   const cursorMs = await readCursor(db, o.account, BILLS_STREAM);
   const needMs = o.period.toMs + o.lookbackMs;
   if (cursorMs === undefined || cursorMs < needMs)

@@ -3,6 +3,7 @@
 // (a late bill is an auditor's event: stored, never hidden, and reported here until the period is
 // closed again) or went missing.
 import { iso } from "../statement/period.ts";
+import { archivedMonthsOf, type ArchivedAccountMonth } from "../store/archived-months.ts";
 import type { Db } from "../store/prisma.ts";
 import type { AccountReport, CheckResult } from "../verify/report.ts";
 import { currentCloses, type PeriodCloseRow } from "./close-store.ts";
@@ -43,9 +44,15 @@ export async function checkClosedPeriods(db: Db, o: ClosedPeriodCheckOptions): P
     orIds: o.recheckCloseIds,
   });
   const checks: CheckResult[] = [];
+  const archived = closes.length === 0 ? [] : await archivedMonthsOf(db, o.account);
   for (const close of closes) {
-    const now = await periodDigest(db, { account: o.account, fromMs: close.fromMs, toMs: close.toMs });
     const sealedBy = `close #${close.id} by ${close.closedBy} at ${close.closedAt.toISOString()}`;
+    const month = archived.find((m) => m.fromMs < close.toMs && close.fromMs < m.toMs);
+    if (month) {
+      checks.push(archivedCloseCheck(close, sealedBy, month));
+      continue;
+    }
+    const now = await periodDigest(db, { account: o.account, fromMs: close.fromMs, toMs: close.toMs });
     if (now.digest === close.digest) {
       checks.push({
         check: CLOSED_PERIOD_CHECK,
@@ -80,6 +87,36 @@ export async function checkClosedPeriods(db: Db, o: ClosedPeriodCheckOptions): P
     });
   }
   return checks;
+}
+
+/**
+ * A close of an archived month: its bills are in the archive, so the close is checked against what
+ * the archive recorded of it (its id and digest, in archived_months), not recomputed.
+ */
+function archivedCloseCheck(close: PeriodCloseRow, sealedBy: string, m: ArchivedAccountMonth): CheckResult {
+  const where = `archive of ${m.label} (manifest sha256 ${m.manifestSha256.slice(0, 16)}...)`;
+  const recorded = m.closes.find((c) => c.id === close.id);
+  const details = { closeId: close.id, digest: close.digest, billCount: close.billCount, archived: m.label };
+  if (recorded && recorded.digest === close.digest && recorded.billCount === close.billCount)
+    return {
+      check: CLOSED_PERIOD_CHECK,
+      subject: close.period,
+      status: "pass",
+      summary:
+        `${close.billCount} bill(s) as sealed by ${sealedBy} (sha256 ${close.digest.slice(0, 16)}...), ` +
+        `in the ${where}: the close is the one archived, and attach recomputes its digest`,
+      details,
+    };
+  return {
+    check: CLOSED_PERIOD_CHECK,
+    subject: close.period,
+    status: "fail",
+    summary:
+      `${sealedBy} (sha256 ${close.digest.slice(0, 16)}..., ${close.billCount} bill(s)) is not a close the ${where} ` +
+      `recorded (${m.closes.map((c) => `#${c.id} sha256 ${c.digest.slice(0, 16)}...`).join(", ")}): the period's ` +
+      "close changed after its bills were archived",
+    details,
+  };
 }
 
 function changedSummary(close: PeriodCloseRow, sealedBy: string, d: ClosedPeriodDetails): string {

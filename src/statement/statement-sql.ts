@@ -45,14 +45,13 @@ export interface AnchorRow {
  * Per coin with a bill before toMs: its last bill before fromMs (the opening balance) and before
  * toMs (the closing one), in ledger order (created_at, then bill id). The account's coins come from
  * bill_coins; each anchor is one descending probe of bill_rows' (account_id, coin, created_at) index
- * in the months up to its bound.
+ * in the months up to its bound, or the coin's last bill carried out of an archived month
+ * (ledger_sync_last_bill).
  */
 export function anchorRows(db: Db, account: string, fromMs: number, toMs: number): Promise<AnchorRow[]> {
   const lastBefore = (bound: string) =>
     `SELECT b.bill_id::text AS bill_id, b.balance::text AS balance, ${epochMs("b.created_at")}::text AS at_ms
-     FROM bill_rows b
-     WHERE b.account_id = c.account_id AND b.coin = c.coin AND b.created_at < ${instantOf(bound)}
-     ORDER BY b.created_at DESC, b.bill_id DESC LIMIT 1`;
+     FROM ledger_sync_last_bill(c.account_id, c.coin, ${instantOf(bound)}) b`;
   return db.$queryRawUnsafe<AnchorRow[]>(
     `SELECT t.term AS coin, o.bill_id AS opening_bill, o.balance AS opening_balance, o.at_ms AS opening_ms,
             l.bill_id AS closing_bill, l.balance AS closing_balance, l.at_ms AS closing_ms

@@ -13,6 +13,7 @@ import { DEFAULT_MAX_GAP_MS } from "./max-gap.ts";
 import { numericSum, numericText } from "./numeric-text.ts";
 import { iso, type Period } from "./period.ts";
 import { rollForward, worstMark, type Mark, type RollForward } from "./rollforward.ts";
+import { refuseArchived } from "../store/archived-months.ts";
 import { anchorRows, movementRows, type AnchorRow, type MovementRow } from "./statement-sql.ts";
 
 /** The collateral moves of opening and closing positions (v_daily_pnl's `trading`, fees inside). */
@@ -95,6 +96,7 @@ export interface StatementOptions {
 
 export async function buildStatement(db: Db, o: StatementOptions): Promise<Statement> {
   const { fromMs, toMs } = o.period;
+  await refuseArchived(db, o.account, fromMs, toMs, `statement of ${o.period.label}`);
   const anchors = await anchorRows(db, o.account, fromMs, toMs);
   const movements = await movementRows(db, o.account, fromMs, toMs);
   // Bills in [fromMs, toMs − 1] (verify's ranges include their end), chained to the bill before.

@@ -250,12 +250,21 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
   // Deliberately not a named prepared statement: PostgreSQL's generic plan for it (chosen after
   // five executions) is several times slower than a plan per batch (docs/design/write-path.md).
   const pool = directPool(db);
-  await makeMonths(pool ?? db, w.bills, (sql, params) =>
-    pool ? pool.query(sql, params) : db.$queryRawUnsafe(sql, ...params),
-  );
-  const rows = pool
-    ? (await pool.query<ResultRow>(text, values)).rows
-    : await db.$queryRawUnsafe<ResultRow[]>(text, ...values);
+  const run = (sql: string, params: unknown[]) => (pool ? pool.query(sql, params) : db.$queryRawUnsafe(sql, ...params));
+  const write = async () =>
+    pool ? (await pool.query<ResultRow>(text, values)).rows : await db.$queryRawUnsafe<ResultRow[]>(text, ...values);
+  await makeMonths(pool ?? db, w.bills, run);
+  let rows: ResultRow[];
+  try {
+    rows = await write();
+  } catch (err) {
+    // A month this process made is gone (archived since, or dropped by hand): made again, or refused
+    // by name when archived (ledger_sync_bill_month), and the window written once more.
+    if (!isMissingPartition(err)) throw err;
+    madeMonths.delete(pool ?? db);
+    await makeMonths(pool ?? db, w.bills, run);
+    rows = await write();
+  }
   const row = rows[0];
   if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1))
     throw new Error("bills window write returned no result");
@@ -328,6 +337,15 @@ async function makeMonths(
   if (missing.length === 0) return;
   await run("SELECT ledger_sync_bill_month(m::date) FROM unnest($1::text[]) AS m", [missing.map((m) => `${m}-01`)]);
   for (const m of missing) made.add(m);
+}
+
+/**
+ * PostgreSQL's "no partition of relation bill_rows found for row": a check_violation on bill_rows that
+ * names no constraint (every CHECK of ours has a name), whatever the server's message language.
+ */
+function isMissingPartition(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string; table?: string };
+  return e.code === "23514" && e.constraint === undefined && e.table === "bill_rows";
 }
 
 /**

@@ -31,7 +31,8 @@ const WHOLE = `SELECT ${COLUMNS}, true AS in_range FROM ${ROWS}`;
 
 // The range on created_at, which both indexes lead with after the account: an incremental verify
 // reads only the new bills, and only the months they are in. Each coin's anchor is its last bill
-// before the range, found through index 2.
+// before the range, found through index 2, or carried out of an archived month (ledger_sync_last_bill):
+// only its balance counts.
 const RANGED = `
   WITH r AS (
     SELECT ${COLUMNS}, true AS in_range
@@ -42,10 +43,8 @@ const RANGED = `
     SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin_key, coin FROM r) k
     CROSS JOIN LATERAL (
       SELECT k.coin_key, k.coin, b.bill_id::text AS bill_id, b.bill_id AS id, b.created_at,
-             ${epochMs("b.created_at")} AS created_at_ms, b.amount, b.balance, b.fill_fee
-      FROM bill_rows b
-      WHERE b.account_id = ${accountKey("$1")} AND b.coin = k.coin_key AND b.created_at < ${instantOf("$2")}
-      ORDER BY b.created_at DESC, b.bill_id DESC LIMIT 1
+             ${epochMs("b.created_at")} AS created_at_ms, NULL::numeric AS amount, b.balance, NULL::numeric AS fill_fee
+      FROM ledger_sync_last_bill(${accountKey("$1")}, k.coin_key, ${instantOf("$2")}) b
     ) a
   )
   SELECT * FROM r UNION ALL SELECT * FROM anchor`;

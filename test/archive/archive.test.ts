@@ -7,8 +7,10 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bill } from "../../src/exchange/bill-item.ts";
 import { closePeriod } from "../../src/periods/close-period.ts";
 import { monthPeriod } from "../../src/statement/period.ts";
+import { commitBillsWindow } from "../../src/store/bills-window.ts";
 import { isFailing, describeCheck } from "../../src/verify/report.ts";
 import { verifyAccount } from "../../src/verify/verify-account.ts";
 import { runCli } from "../support/cli.ts";
@@ -130,6 +132,16 @@ const currentClose = async (account: string) =>
     )
   )[0]!;
 
+const closeMonth = (account: string, month: string) =>
+  closePeriod(t.db, {
+    account,
+    period: monthPeriod(month),
+    coinNames: {},
+    lookbackMs: LOOKBACK_MS,
+    closedBy: "archive test",
+    acceptUntied: UNTIED,
+  });
+
 const close = (account: string) =>
   closePeriod(t.db, {
     account,
@@ -155,7 +167,14 @@ async function verifyClean(account: string) {
   expect(report.checks.find((c) => c.check === "closed-period")?.status, account).toBe("pass");
 }
 
-let before: { bills: string[]; rollups: string[]; keys: unknown; march: string; revisions: string };
+let before: {
+  bills: string[];
+  rollups: string[];
+  keys: unknown;
+  march: string;
+  february: string;
+  revisions: string;
+};
 
 beforeAll(async () => {
   t = await createMigratedDb();
@@ -227,6 +246,24 @@ describe("archive detach refuses", () => {
   });
 });
 
+describe("archive order: the oldest months first", () => {
+  it("detach --confirm refuses a month while an earlier one holds bills, dropping nothing", async () => {
+    for (const account of ACCOUNTS) expect((await closeMonth(account, "2025-02")).status).toBe("closed");
+    const elsewhere = await mkdtemp(join(tmpdir(), "ledger-sync-archive-order-"));
+    try {
+      const r = await runCli(["archive", "detach", "--month", "2025-02", "--out", elsewhere, "--confirm"], env());
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain("2025-02 cannot be archived while 2025-01, an earlier month, still holds bills");
+      expect(r.stderr).toContain("nothing was dropped");
+      expect(oneLine(r.stderr), r.stderr).toBe(true);
+      expect(await q("SELECT to_regclass('bill_rows_2025_02')::text AS t")).toEqual([{ t: "bill_rows_2025_02" }]);
+      expect(await q("SELECT month FROM archived_months")).toEqual([]);
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("archive detach, then attach", () => {
   it("without --confirm writes and verifies the archive and drops nothing", async () => {
     before = {
@@ -234,6 +271,7 @@ describe("archive detach, then attach", () => {
       rollups: await rollups(),
       keys: await keysTables(),
       march: await statementJson("alpha", "2025-03"),
+      february: await statementJson("alpha", "2025-02"),
       revisions: await revisions(),
     };
     expect(before.bills).toHaveLength(72);
@@ -299,18 +337,54 @@ describe("archive detach, then attach", () => {
     expect(await revisions()).toBe(before.revisions);
     // Another month's statement still works, with the same figures.
     expect(await statementJson("alpha", "2025-03")).toBe(before.march);
-    // The month right after opens from before the archived month (nothing, here): it works, differently.
-    expect(JSON.parse(await statementJson("alpha", "2025-02"))).toMatchObject({ period: { label: "2025-02" } });
-    // As documented: until it is attached again, verify sees the month's close with its bills missing.
-    const { report } = await verifyAccount(t.db, {
-      account: "alpha",
-      coinNames: {},
-      lookbackMs: LOOKBACK_MS,
-      toMs: END - 1,
-    });
+    // The month right after opens from January's last balances, carried out of the archive: the same statement.
+    expect(await statementJson("alpha", "2025-02")).toBe(before.february);
+    // January itself is refused by name, as are an export over it and closing it again.
+    const jan = await runCli(["statement", "--period", "2025-01", "--account", "alpha"], env());
+    expect(jan.code).toBe(2);
+    expect(jan.stderr).toContain('account "alpha" has 12 bill(s) in 2025-01, which is archived');
+    expect(jan.stderr).toContain("the stored books begin at 2025-02-01T00:00:00.000Z");
+    const exported = await runCli(["export", "--format", "jsonl", "--account", "alpha"], env());
+    expect(exported.code).toBe(2);
+    expect(exported.stderr).toContain("which is archived");
+    const fromFeb = await runCli(["export", "--format", "jsonl", "--account", "alpha", "--from", "2025-02-01"], env());
+    expect(fromFeb.code, fromFeb.stderr).toBe(0);
+    expect(fromFeb.stdout.trimEnd().split("\n")).toHaveLength(24);
+    await expect(close("alpha")).rejects.toThrow(/cannot close 2025-01 of account "alpha": .* which is archived/);
+    // A bill of January is not stored beside the archive.
+    await expect(
+      commitBillsWindow(t.db, {
+        accountName: "alpha",
+        stream: "bills",
+        cursorMs: END + LOOKBACK_MS,
+        bills: [{ ...lateBill, cTimeMs: JAN.fromMs + 1 }],
+        rejected: [],
+        context: { fromMs: JAN.fromMs, toMs: JAN.toMs },
+      }),
+    ).rejects.toThrow(/bills of 2025-01 are archived/);
+    // verify of the whole history: the stored months checked, January's close checked against the archive.
+    const verify = () =>
+      verifyAccount(t.db, { account: "alpha", coinNames: {}, lookbackMs: LOOKBACK_MS, toMs: END - 1 });
+    const { report } = await verify();
+    expect(report.checks.filter(isFailing).map(describeCheck)).toEqual([]);
     const sealed = report.checks.find((c) => c.check === "closed-period" && c.subject === "2025-01");
-    expect(sealed?.status).toBe("fail");
-    expect(sealed?.summary).toContain("0 changed, 0 added, 12 missing");
+    expect(sealed?.status).toBe("pass");
+    expect(sealed?.summary).toContain("in the archive of 2025-01");
+    expect(report.checks.find((c) => c.check === "archived-month")).toMatchObject({
+      subject: "2025-01",
+      status: "skipped",
+    });
+    expect(report.checks.filter((c) => c.check === "history-start")).toEqual([]);
+    // The chain runs from the balance carried out of January: one altered there breaks at February's first bill.
+    await q(
+      "UPDATE archived_month_edges SET balance = balance + 1 WHERE coin = (SELECT id FROM bill_terms WHERE term = 'USDT')",
+    );
+    const broken = (await verify()).report.checks.find((c) => c.check === "balance-continuity" && c.subject === "USDT");
+    await q(
+      "UPDATE archived_month_edges SET balance = balance - 1 WHERE coin = (SELECT id FROM bill_terms WHERE term = 'USDT')",
+    );
+    expect(broken?.status).toBe("fail");
+    expect(broken?.summary).toContain("1 break(s)");
     // A second detach has nothing to drop.
     const again = await detach("--confirm");
     expect(again.code).toBe(2);
@@ -338,7 +412,16 @@ describe("archive detach, then attach", () => {
       join(bad, "manifest.json"),
       text.replace(`"digest": "${alpha}",\n      "closes"`, `"digest": "${"0".repeat(64)}",\n      "closes"`),
     );
-    const wrongDigest = await attach(bad);
+    // This database recorded the manifest it archived, and refuses another.
+    const otherManifest = await attach(bad);
+    expect(otherManifest.code, otherManifest.stderr).toBe(2);
+    expect(otherManifest.stderr).toContain("2025-01 was archived here with manifest sha256");
+    expect(oneLine(otherManifest.stderr)).toBe(true);
+    // Into a database with no record of it, the account's digest is recomputed from the loaded rows.
+    const fresh = await createMigratedDb();
+    const wrongDigest = await runCli(["archive", "attach", bad], { DATABASE_URL: fresh.url }).finally(() =>
+      fresh.close(),
+    );
     expect(wrongDigest.code, wrongDigest.stderr).toBe(2);
     expect(wrongDigest.stderr).toContain(
       `account "alpha": the loaded rows give 12 bill(s), sha256 ${alpha.slice(0, 16)}`,
@@ -358,11 +441,26 @@ describe("archive detach, then attach", () => {
   });
 
   it("attach brings every bill back exactly: all columns, digests, rollups and keys as before; verify clean", async () => {
-    // A write made the month's partition again, empty (ledger_sync_bill_month): attach replaces it.
-    await q("SELECT ledger_sync_bill_month('2025-01-15')");
+    // No write makes the month's partition again while it is archived; one made by hand, empty, is replaced.
+    await expect(q("SELECT ledger_sync_bill_month('2025-01-15')")).rejects.toThrow(/bills of 2025-01 are archived/);
+    await q("CREATE TABLE bill_rows_2025_01 PARTITION OF bill_rows FOR VALUES FROM ('2025-01-01') TO ('2025-02-01')");
     expect(await partitionExists()).toBe(true);
     // The month's rollups were rebuilt from the bills while it was archived (so: lost): attach adds them.
     await q("DELETE FROM daily_rollups WHERE day >= '2025-01-01' AND day < '2025-02-01'");
+    // A later month archived too is attached first (its record made by hand here).
+    await q(
+      `INSERT INTO archived_months (month, partition_name, rows, manifest_sha256, accounts)
+       VALUES ('2025-03-01', 'bill_rows_2025_03', 0, $1, '[]')`,
+      "b".repeat(64),
+    );
+    const later = await attach(archiveDir());
+    expect(later.code, later.stderr).toBe(2);
+    expect(later.stderr).toContain("2025-03 is archived too and is newer than 2025-01: attach 2025-03 first");
+    expect(await q("SELECT to_char(month, 'YYYY-MM') AS m FROM archived_months ORDER BY 1")).toEqual([
+      { m: "2025-01" },
+      { m: "2025-03" },
+    ]);
+    await q("DELETE FROM archived_months WHERE month = '2025-03-01'");
     const r = await attach(archiveDir());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("archive attach 2025-01: attached bill_rows_2025_01, 24 bill(s)");
@@ -374,6 +472,7 @@ describe("archive detach, then attach", () => {
     expect(await rollups()).toEqual(before.rollups);
     expect(await keysTables()).toEqual(before.keys);
     expect(await revisions()).toBe(before.revisions);
+    expect(await q("SELECT month FROM archived_months UNION ALL SELECT month FROM archived_month_edges")).toEqual([]);
     for (const account of ACCOUNTS) {
       const c = await currentClose(account);
       const [now] = await q<{ digest: string }>(
@@ -441,6 +540,18 @@ describe("archive attach into another database", () => {
     }
   });
 });
+
+const lateBill: Bill = {
+  billId: "790000000000099999",
+  coin: "USDT",
+  symbol: null,
+  businessType: "deposit",
+  amount: "1.00",
+  balance: "1.00",
+  fillFee: "0",
+  cTimeMs: 0,
+  raw: {},
+};
 
 /** stderr holds exactly one line, the command's own. */
 const oneLine = (stderr: string) => /^ledger-sync: [^\n]+\n$/.test(stderr);

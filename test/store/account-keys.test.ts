@@ -27,6 +27,8 @@ const EXEMPT: Record<string, string> = {
   // The words of the books and the payloads' forms, shared by every account's bills.
   bill_terms: "coins, symbols and business types as integers (a reference table)",
   bill_forms: "the payloads' forms, shared by bills of one shape (a reference table)",
+  // The months archived: a partition is every account's month, so its record is too (a row a month).
+  archived_months: "the archived months, fleet-wide (a reference table)",
   // Prisma's migration history: a handful of rows written by `migrate` only, never distributed.
   _prisma_migrations: "the migration history",
 };

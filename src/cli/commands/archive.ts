@@ -103,9 +103,9 @@ function detachText(d: DetachOutcome): string {
     `DROPPED partition ${d.partition}: the ${d.rows} bills of ${d.month} are now ONLY in the archive ${d.dir}.\n` +
     "Keep it safe (copy it elsewhere, record the manifest's sha256); " +
     `\`ledger-sync archive attach ${d.dir}\` brings them back.\n` +
-    `Until then verify reports ${d.month}'s close(s) as changed (their bills missing), and a balance break ` +
-    `across ${d.month} where older bills are stored; do not run verify --repair or a backfill over ${d.month}: ` +
-    "they would fetch its bills again, and attach refuses a month holding bills.\n"
+    `Until then ${d.month} is recorded as archived: verify checks the stored months (the chain continues from ` +
+    `${d.month}'s last balances) and ${d.month}'s closes against the archive; a statement, an export or a close ` +
+    `over ${d.month}, and a bill of ${d.month} arriving late, are refused by name.\n`
   );
 }
 

@@ -45,6 +45,8 @@ describe("migrations of prisma/schema.prisma", () => {
       "account_keys",
       "account_snapshots",
       "accounts",
+      "archived_month_edges",
+      "archived_months",
       "bill_coins",
       "bill_forms",
       "bill_id_ranges",
