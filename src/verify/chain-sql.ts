@@ -6,7 +6,7 @@
 // under check, and each coin's last bill before the range (its anchor) only gives the first of them
 // a predecessor. A whole history has no anchors: its bills come in the order of bill_rows' index
 // (account_id, coin, created_at), so the window sorts only bills of one coin and millisecond.
-import { accountKey, epochMs, instantOf } from "../store/ledger-rows.ts";
+import { accountKey, epochMs, instantOf, termKey } from "../store/ledger-rows.ts";
 import type { Rule } from "./rules.ts";
 
 export interface ChainSpan {
@@ -21,11 +21,10 @@ export const isWholeHistory = (s: ChainSpan): boolean => s.fromMs === undefined 
 export const spanParams = (s: ChainSpan): string[] =>
   isWholeHistory(s) ? [] : [String(s.fromMs ?? 0), String(s.toMs ?? Number.MAX_SAFE_INTEGER)];
 
-// Each bill with its coin's key (the window's partition, in the order index 2 keeps the coins in)
-// and its coin's name (what the report says).
-const COLUMNS = `b.coin AS coin_key, c.term AS coin, b.bill_id::text AS bill_id, b.bill_id AS id, b.created_at,
-  ${epochMs("b.created_at")} AS created_at_ms, b.amount, b.balance, b.fill_fee`;
-const ROWS = `bill_rows b JOIN bill_terms c ON c.id = b.coin WHERE b.account_id = ${accountKey("$1")}`;
+// Each bill as the window needs it: keys and numbers only, bill_rows' own columns (no join, no text
+// made per bill: the coin's name and the texts a break reports are read after the window).
+const COLUMNS = "b.coin AS coin_key, b.bill_id AS id, b.created_at, b.amount, b.balance, b.fill_fee";
+const ROWS = `bill_rows b WHERE b.account_id = ${accountKey("$1")}`;
 
 const WHOLE = `SELECT ${COLUMNS}, true AS in_range FROM ${ROWS}`;
 
@@ -40,10 +39,9 @@ const RANGED = `
       AND b.created_at <= ${instantOf("least($3::bigint, 9000000000000000)")}
   ),
   anchor AS (
-    SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin_key, coin FROM r) k
+    SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin_key FROM r) k
     CROSS JOIN LATERAL (
-      SELECT k.coin_key, k.coin, b.bill_id::text AS bill_id, b.bill_id AS id, b.created_at,
-             ${epochMs("b.created_at")} AS created_at_ms, NULL::numeric AS amount, b.balance, NULL::numeric AS fill_fee
+      SELECT k.coin_key, b.bill_id AS id, b.created_at, NULL::numeric AS amount, b.balance, NULL::numeric AS fill_fee
       FROM ledger_sync_last_bill(${accountKey("$1")}, k.coin_key, ${instantOf("$2")}) b
     ) a
   )
@@ -57,20 +55,27 @@ const LEDGER_WINDOW = "WINDOW w AS (PARTITION BY coin_key ORDER BY created_at, i
  * Per coin: pairs checked, the last bill's time, and the pairs each rule explains. `diff` is
  * balance - (previous balance + amount), computed once a bill: the plain rule holds where it is 0,
  * minus_fee where it is -fill_fee, plus_fee where it is fill_fee (NULL on a coin's first bill).
+ * Grouped by the coin's key, the order the window already gives (no second sort of the bills); the
+ * coin's name is joined to the few rows that come out.
  */
 export function countsSql(s: ChainSpan): string {
   return `
-    SELECT coin, count(diff)::int AS pairs, max(created_at_ms)::text AS last_at,
-           count(*) FILTER (WHERE diff = 0)::int AS plain,
-           count(*) FILTER (WHERE -diff = fill_fee)::int AS minus_fee,
-           count(*) FILTER (WHERE diff = fill_fee)::int AS plus_fee
+    SELECT t.term AS coin, g.pairs, ${epochMs("g.last_at")}::text AS last_at, g.plain, g.minus_fee, g.plus_fee
     FROM (
-      SELECT coin, created_at_ms, fill_fee, in_range, balance - (lag(balance) OVER w + amount) AS diff
-      FROM (${source(s)}) x
-      ${LEDGER_WINDOW}
-    ) d
-    WHERE in_range
-    GROUP BY coin ORDER BY coin`;
+      SELECT coin_key, count(diff)::int AS pairs, max(created_at) AS last_at,
+             count(*) FILTER (WHERE diff = 0)::int AS plain,
+             count(*) FILTER (WHERE -diff = fill_fee)::int AS minus_fee,
+             count(*) FILTER (WHERE diff = fill_fee)::int AS plus_fee
+      FROM (
+        SELECT coin_key, created_at, fill_fee, in_range, balance - (lag(balance) OVER w + amount) AS diff
+        FROM (${source(s)}) x
+        ${LEDGER_WINDOW}
+      ) d
+      WHERE in_range
+      GROUP BY coin_key
+    ) g
+    JOIN bill_terms t ON t.id = g.coin_key
+    ORDER BY t.term`;
 }
 
 const EXPECTED: Record<Rule, string> = {
@@ -85,14 +90,14 @@ const utc = (ms: string) => `to_char(to_timestamp(${ms} / 1000.0) AT TIME ZONE '
 export function breaksSql(s: ChainSpan, rule: Rule): string {
   const n = spanParams(s).length + 2;
   return `
-    SELECT prev_id, bill_id, (${EXPECTED[rule]})::text AS expected, balance::text AS actual,
-           prev_ms::text AS prev_ms, created_at_ms::text AS at_ms,
-           ${utc("prev_ms")} AS prev_at, ${utc("created_at_ms")} AS at
+    SELECT prev_id::text AS prev_id, id::text AS bill_id, (${EXPECTED[rule]})::text AS expected,
+           balance::text AS actual, prev_ms::text AS prev_ms, at_ms::text AS at_ms,
+           ${utc("prev_ms")} AS prev_at, ${utc("at_ms")} AS at
     FROM (
-      SELECT *, lag(bill_id) OVER w AS prev_id, lag(balance) OVER w AS prev_balance,
-             lag(created_at_ms) OVER w AS prev_ms
+      SELECT *, ${epochMs("created_at")} AS at_ms, ${epochMs("lag(created_at) OVER w")} AS prev_ms,
+             lag(id) OVER w AS prev_id, lag(balance) OVER w AS prev_balance
       FROM (${source(s)}) x
-      WHERE coin = $${n}
+      WHERE coin_key = ${termKey(`$${n}`)}
       ${LEDGER_WINDOW}
     ) c
     WHERE in_range AND prev_id IS NOT NULL AND balance <> ${EXPECTED[rule]}
