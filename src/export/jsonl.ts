@@ -35,7 +35,8 @@ const fields = (account: string): readonly [name: string, value: Value][] => [
   ["fill_fee", bare("fill_fee::text")],
   ["created_at", time("created_at")],
   ["created_at_ms", bare("created_at_ms::text")],
-  ["raw", { json: "translate(payload, E'\\n\\r', '  ')" }],
+  // (replace() finds a byte string with memchr-like speed; translate() looks up every character: 0.1 s a 50,000.)
+  ["raw", { json: "replace(replace(payload, E'\\n', ' '), E'\\r', ' ')" }],
   ["first_seen_at", time("first_seen_at")],
   ["last_seen_at", time("last_seen_at")],
   ["source", bare("source")],
