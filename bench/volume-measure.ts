@@ -77,7 +77,7 @@ export interface Storage {
 export const STORAGE_TABLES = [
   "bill_rows",
   "bill_revisions",
-  "daily_rollups",
+  "rollup_rows",
   "bill_id_ranges",
   "bill_coins",
   "bill_forms",

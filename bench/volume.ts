@@ -211,7 +211,7 @@ export function volumeRows(r: VolumeResult, note: string): Row[] {
         `${r.fleetSeconds === null ? "" : ` in ${r.fleetSeconds.toFixed(0)} s`}; shared_buffers ${r.sharedBuffers}`,
     ],
     [
-      "bytes per bill, all-in (bills + bill_revisions + daily_rollups)",
+      "bytes per bill, all-in (bills + bill_revisions + rollups)",
       `${perBill(s.totalBytes, s.bills)} (${s.tables.map((t) => `${t.name} ${mb(t.bytes)}`).join(", ")}); ` +
         verdict(`≤ ${GOALS.bytesPerBill} B`, s.totalBytes / s.bills <= GOALS.bytesPerBill),
     ],

@@ -85,7 +85,10 @@ export async function assertClosesHold(client: pg.ClientBase, staging: string, m
   }
 }
 
-/** daily_rollups over the month: the rows' sums (untouched when equal, added when absent, refused otherwise). */
+/**
+ * daily_rollups over the month: the rows' sums (untouched when equal, added to rollup_rows when
+ * absent, refused otherwise).
+ */
 export async function settleRollups(client: pg.ClientBase, staging: string, month: ArchiveMonth): Promise<boolean> {
   const sums = `SELECT k.name AS account_name, (r.created_at AT TIME ZONE 'UTC')::date AS day, c.term AS coin,
            s.term AS symbol, ty.term AS business_type, count(*)::bigint AS bills, sum(r.amount) AS amount,
@@ -105,10 +108,10 @@ export async function settleRollups(client: pg.ClientBase, staging: string, mont
   ]);
   if (rows[0]!.n === 0) {
     await client.query(
-      `INSERT INTO daily_rollups (account_name, day, coin, symbol, business_type, category, bills, amount, fill_fee)
-       SELECT account_name, day, coin, symbol, business_type, ledger_sync_bill_category(business_type), bills, amount,
-              fill_fee
-       FROM (${sums}) s`,
+      `INSERT INTO rollup_rows (account_id, day, coin, symbol, business_type, bills, amount, fill_fee)
+       SELECT account_id, (created_at AT TIME ZONE 'UTC')::date, coin, symbol, business_type, count(*), sum(amount),
+              sum(fill_fee)
+       FROM ${quoted(staging)} GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5`,
     );
     return true;
   }

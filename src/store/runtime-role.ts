@@ -31,7 +31,7 @@ export const RUNTIME_DELETE_TABLES = [
  * kept by triggers on bills that run as the owner (SECURITY DEFINER), so figures the BI views show
  * cannot be written past the bills.
  */
-export const RUNTIME_READ_ONLY_TABLES = ["_prisma_migrations", "daily_rollups"] as const;
+export const RUNTIME_READ_ONLY_TABLES = ["_prisma_migrations", "daily_rollups", "rollup_rows"] as const;
 
 export async function grantRuntime(db: Db, role: string, password?: string): Promise<void> {
   checkRoleName(role); // before connecting: a bad name is a usage error whatever the database

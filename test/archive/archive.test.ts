@@ -446,7 +446,7 @@ describe("archive detach, then attach", () => {
     await q("CREATE TABLE bill_rows_2025_01 PARTITION OF bill_rows FOR VALUES FROM ('2025-01-01') TO ('2025-02-01')");
     expect(await partitionExists()).toBe(true);
     // The month's rollups were rebuilt from the bills while it was archived (so: lost): attach adds them.
-    await q("DELETE FROM daily_rollups WHERE day >= '2025-01-01' AND day < '2025-02-01'");
+    await q("DELETE FROM rollup_rows WHERE day >= '2025-01-01' AND day < '2025-02-01'");
     // A later month archived too is attached first (its record made by hand here).
     await q(
       `INSERT INTO archived_months (month, partition_name, rows, manifest_sha256, accounts)

@@ -156,9 +156,9 @@ export async function seedFleet(sql: Sql, spec: SpecAccount[], sizes: SeedSizes)
   );
   if (sizes.rollupDays > 0)
     await sql.query(
-      `INSERT INTO daily_rollups (account_name, day, coin, symbol, business_type, category, bills, amount, fill_fee)
-       SELECT name, ($2::date - d), 'USDT', 'cmt_btcusdt', t, ledger_sync_bill_category(t),
-              10 + d % 7, d * 1.25, d * 0.01
+      `INSERT INTO rollup_rows (account_id, day, coin, symbol, business_type, bills, amount, fill_fee)
+       SELECT ledger_sync_account_key(name), ($2::date - d), ledger_sync_term_key('USDT'),
+              ledger_sync_term_key('cmt_btcusdt'), ledger_sync_term_key(t), 10 + d % 7, d * 1.25, d * 0.01
        FROM unnest($1::text[]) AS r(name)
        CROSS JOIN generate_series(1, $3::int) AS d
        CROSS JOIN unnest(ARRAY['position_open_long', 'position_close_long', 'position_funding']) AS b(t)`,

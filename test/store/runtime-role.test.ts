@@ -203,7 +203,8 @@ describe("grant-runtime by the plain owner, for a role an admin created", () => 
         c.query("INSERT INTO _prisma_migrations (id, checksum, migration_name) VALUES ('x', 'x', 'x')"),
       ).rejects.toThrow(/permission denied/);
       await expect(c.query("SELECT setval('run_lease_tokens', 1)")).rejects.toThrow(/permission denied/);
-      await expect(c.query("UPDATE daily_rollups SET bills = 0")).rejects.toThrow(/permission denied/);
+      await expect(c.query("UPDATE daily_rollups SET bills = 0")).rejects.toThrow(/cannot update view/);
+      await expect(c.query("UPDATE rollup_rows SET bills = 0")).rejects.toThrow(/permission denied/);
       // What the worker must do: open the sealed credentials, prune snapshot history.
       await c.query("SELECT wrapped_key, sealed_credentials FROM accounts");
       await c.query("DELETE FROM account_snapshots WHERE false");

@@ -56,7 +56,6 @@ describe("migrations of prisma/schema.prisma", () => {
       "bill_terms",
       "collateral_current",
       "collateral_history",
-      "daily_rollups",
       "exchange_profiles",
       "fee_settings",
       "leverage_settings",
@@ -66,6 +65,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "position_history",
       "positions_current",
       "quarantine",
+      "rollup_rows",
       "run_leases",
       "sync_runs",
       "sync_schedule",
@@ -80,6 +80,7 @@ describe("migrations of prisma/schema.prisma", () => {
     );
     expect(views.map((v) => v.table_name)).toEqual([
       "bills",
+      "daily_rollups",
       "ledger_bills",
       "v_balances",
       "v_daily_pnl",

@@ -1,5 +1,5 @@
 // daily_rollups and the database roles, on real PostgreSQL: a role that may write bills and
-// nothing else (docs/security.md's worker has no grant on daily_rollups) stores and revises bills,
+// nothing else (docs/security.md's worker has no grant on daily_rollups or rollup_rows) stores and revises bills,
 // and the triggers, running as the tables' owner, keep the rollups; that role cannot write
 // daily_rollups itself, directly or through the functions the triggers use.
 import { randomBytes } from "node:crypto";
@@ -52,18 +52,22 @@ describe("daily_rollups and the roles", () => {
     await expectRollupsMatchBills(t.db);
   });
 
-  it("that role cannot write daily_rollups, directly or through the triggers' functions", async () => {
+  it("that role cannot write daily_rollups or rollup_rows, directly or through the triggers' functions", async () => {
     await expect(
       writer.query(
         `INSERT INTO daily_rollups (account_name, day, coin, symbol, business_type, category, bills, amount, fill_fee)
          VALUES ('w', '2026-05-02', 'USDT', '', 'deposit', 'other', 1, 100, 0)`,
       ),
-    ).rejects.toThrow(/permission denied for table daily_rollups/);
+    ).rejects.toThrow(/cannot insert into view "daily_rollups"/);
     await expect(
       writer.query(
-        `SELECT ledger_sync_rollups_settle(ARRAY[ROW('w', '2026-05-01', 'USDT', 'cmt_btcusdt', 'position_funding', 'funding', 5, 100, 0)::daily_rollups])`,
+        `INSERT INTO rollup_rows (account_id, day, coin, symbol, business_type, bills, amount, fill_fee)
+         VALUES (1, '2026-05-02', 1, NULL, 1, 1, 100, 0)`,
       ),
-    ).rejects.toThrow(/permission denied for table daily_rollups/);
+    ).rejects.toThrow(/permission denied for table rollup_rows/);
+    await expect(
+      writer.query(`SELECT ledger_sync_rollups_settle(ARRAY[ROW(1, '2026-05-01', 1, 2, 3, 5, 100, 0)::rollup_rows])`),
+    ).rejects.toThrow(/permission denied for table rollup_rows/);
     await expectRollupsMatchBills(t.db);
   });
 });
