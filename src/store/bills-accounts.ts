@@ -2,9 +2,13 @@
 // named, or the only one with bills. A name with no bills is refused rather than answered with
 // empty books: a typo must not look like a quiet month.
 
-/** The accounts with bills, read from daily_rollups: its triggers keep one row per account, day,
- *  coin, symbol and type of the bills, so it names the same accounts from far fewer rows. */
-export const ACCOUNTS_WITH_BILLS_SQL = "SELECT DISTINCT account_name AS a FROM daily_rollups ORDER BY 1";
+/**
+ * The accounts with bills: each account key that has a rollup row (the triggers keep one per
+ * account, day, coin, symbol and type of its bills, and keep them while a month is archived), one
+ * probe of rollup_rows' key per account, however many rows the fleet has.
+ */
+export const ACCOUNTS_WITH_BILLS_SQL = `SELECT k.name AS a FROM account_keys k
+  WHERE EXISTS (SELECT FROM rollup_rows r WHERE r.account_id = k.id) ORDER BY 1`;
 
 /** `usage`: the command line must change (exit 2); otherwise there is nothing to work on yet. */
 export class AccountChoiceError extends Error {
