@@ -23,13 +23,18 @@ export interface ModeRuns {
   postgresCpu: number[];
 }
 
-const TRIGGERS = ["bills_rollups_insert", "bills_rollups_update", "bills_rollups_delete", "bills_rollups_truncate"];
+const TRIGGERS = [
+  "bill_rows_rollups_insert",
+  "bill_rows_rollups_update",
+  "bill_rows_rollups_delete",
+  "bill_rows_rollups_truncate",
+];
 
 async function withoutRollups(databaseUrl: string): Promise<void> {
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try {
-    for (const trigger of TRIGGERS) await c.query(`ALTER TABLE bills DISABLE TRIGGER ${trigger}`);
+    for (const trigger of TRIGGERS) await c.query(`ALTER TABLE bill_rows DISABLE TRIGGER ${trigger}`);
   } finally {
     await c.end();
   }

@@ -68,7 +68,7 @@ async function atSize(bills: number): Promise<SizeResult> {
     started = performance.now();
     await migrateDeploy(database.url, { log: () => undefined });
     const migrateSeconds = (performance.now() - started) / 1000;
-    await c.query("VACUUM ANALYZE daily_rollups");
+    await c.query("VACUUM ANALYZE rollup_rows");
     const rollupRows = Number((await c.query<{ n: string }>("SELECT count(*) AS n FROM daily_rollups")).rows[0]!.n);
     const queries: QueryTimes[] = [];
     for (const [label, view, filter] of QUERIES) {
