@@ -14,14 +14,13 @@
 // then, the table becomes the month's partition (ATTACH PARTITION, which fires no insert trigger: the
 // rollups are checked unchanged after it), and the bills view shows the month again at COMMIT.
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
 import { ArchivedMonthOrder, unregisterArchivedMonth } from "../store/archived-months.ts";
 import { pgConnectionConfig } from "../store/pg-config.ts";
 import { takeArchiveLock } from "./detach.ts";
 import { copyIn, fileChunks } from "./copy-stream.ts";
-import { verifyFiles } from "./files.ts";
+import { fileFacts, verifyFiles } from "./files.ts";
 import { MANIFEST, readManifest, type Manifest } from "./manifest.ts";
 import { ArchiveRefused, iso, type ArchiveMonth } from "./month.ts";
 import {
@@ -140,9 +139,7 @@ async function attachInTransaction(
   await unregisterArchivedMonth(client, {
     firstDay: month.firstDay,
     label: month.label,
-    manifestSha256: createHash("sha256")
-      .update(await readFile(join(dir, MANIFEST)))
-      .digest("hex"),
+    manifestSha256: (await fileFacts(join(dir, MANIFEST))).sha256,
   }).catch((err: unknown) => {
     throw err instanceof ArchivedMonthOrder ? new ArchiveRefused(`${err.message}: nothing was attached`) : err;
   });

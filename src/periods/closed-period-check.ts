@@ -19,6 +19,8 @@ export interface ClosedPeriodCheckOptions {
   toMs?: number;
   /** Closes to check whatever the range (the worker's: those found changed last time). */
   recheckCloseIds?: string[];
+  /** The account's archived months, when the caller has read them already. */
+  archived?: ArchivedAccountMonth[];
 }
 
 export interface ClosedPeriodDetails {
@@ -44,7 +46,7 @@ export async function checkClosedPeriods(db: Db, o: ClosedPeriodCheckOptions): P
     orIds: o.recheckCloseIds,
   });
   const checks: CheckResult[] = [];
-  const archived = closes.length === 0 ? [] : await archivedMonthsOf(db, o.account);
+  const archived = closes.length === 0 ? [] : (o.archived ?? (await archivedMonthsOf(db, o.account)));
   for (const close of closes) {
     const sealedBy = `close #${close.id} by ${close.closedBy} at ${close.closedAt.toISOString()}`;
     const month = archived.find((m) => m.fromMs < close.toMs && close.fromMs < m.toMs);

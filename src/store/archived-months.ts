@@ -7,7 +7,8 @@
 // Archived months are always the oldest ones (detach takes only a month with no stored bills before
 // it, attach gives back only the newest archived month): the stored books are every bill from the end
 // of the newest archived month on.
-import type pg from "pg";
+import pg from "pg";
+import { epochMs } from "./ledger-rows.ts";
 import type { Db } from "./prisma.ts";
 
 /** Where the reads run: the Prisma client, or a pg client (an export's snapshot). */
@@ -81,9 +82,8 @@ export async function archivedMonthsOf(
   const rows = await select<Row>(
     db,
     `SELECT to_char(a.month, 'YYYY-MM') AS month,
-            (extract(epoch FROM a.month::timestamp AT TIME ZONE 'UTC') * 1000)::bigint::text AS from_ms,
-            (extract(epoch FROM (a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC') * 1000)::bigint::text
-              AS to_ms,
+            ${epochMs("a.month::timestamp AT TIME ZONE 'UTC'")}::text AS from_ms,
+            ${epochMs("(a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'")}::text AS to_ms,
             a.manifest_sha256, a.archived_at, e.entry
      FROM archived_months a
      CROSS JOIN LATERAL jsonb_array_elements(a.accounts) AS e(entry)
@@ -171,7 +171,7 @@ export async function registerArchivedMonth(client: pg.ClientBase, m: ArchivedMo
   await client.query(
     `INSERT INTO archived_month_edges (account_id, coin, month, bill_id, created_at, balance)
      SELECT DISTINCT ON (account_id, coin) account_id, coin, $1::date, bill_id, created_at, balance
-     FROM ${quoteIdent(m.partition)} ORDER BY account_id, coin, created_at DESC, bill_id DESC`,
+     FROM ${pg.escapeIdentifier(m.partition)} ORDER BY account_id, coin, created_at DESC, bill_id DESC`,
     [m.firstDay],
   );
 }
@@ -212,5 +212,3 @@ export async function unregisterArchivedMonth(
     );
   return "forgotten";
 }
-
-const quoteIdent = (name: string): string => `"${name.replaceAll('"', '""')}"`;

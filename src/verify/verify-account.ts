@@ -66,7 +66,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
   // Only a check of the whole history has its beginning in view; a coin carried out of an archive
   // has its first stored bill checked by the chain, against the archive's last balance.
   if (o.fromMs === undefined) {
-    const carried = new Set(await archivedCoinsOf(db, o.account));
+    const carried = new Set(archived.length === 0 ? [] : await archivedCoinsOf(db, o.account));
     checks.push(
       ...(await checkHistoryStart(
         db,
@@ -105,6 +105,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
         fromMs: o.fromMs,
         toMs: o.toMs,
         recheckCloseIds: o.recheckCloseIds,
+        archived,
       })),
     );
   const quarantine = await checkQuarantine(db, o.account);
