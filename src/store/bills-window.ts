@@ -10,6 +10,7 @@
 // than writing anything silently.
 import type { BillSource } from "../config/accounts.ts";
 import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
+import { inMadeMonths } from "./bill-months.ts";
 import { directPool, type Db } from "./prisma.ts";
 import type { RunFence } from "./run-lease.ts";
 import { formatString, payloadValues, splitPayload } from "./payload-form.ts";
@@ -253,18 +254,12 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
   const run = (sql: string, params: unknown[]) => (pool ? pool.query(sql, params) : db.$queryRawUnsafe(sql, ...params));
   const write = async () =>
     pool ? (await pool.query<ResultRow>(text, values)).rows : await db.$queryRawUnsafe<ResultRow[]>(text, ...values);
-  await makeMonths(pool ?? db, w.bills, run);
-  let rows: ResultRow[];
-  try {
-    rows = await write();
-  } catch (err) {
-    // A month this process made is gone (archived since, or dropped by hand): made again, or refused
-    // by name when archived (ledger_sync_bill_month), and the window written once more.
-    if (!isMissingPartition(err)) throw err;
-    madeMonths.delete(pool ?? db);
-    await makeMonths(pool ?? db, w.bills, run);
-    rows = await write();
-  }
+  const rows = await inMadeMonths(
+    pool ?? db,
+    w.bills.map((b) => b.cTimeMs),
+    run,
+    write,
+  );
   const row = rows[0];
   if (!row || row.cursor_rows !== (cursorStream === null ? 0 : 1))
     throw new Error("bills window write returned no result");
@@ -317,35 +312,6 @@ function payloadParts(payload: string, b: Bill): { fmt: string; extra: string[] 
   } catch {
     return { ...WHOLE, extra: [payload] };
   }
-}
-
-// The months that have their partition, per pool: a bill's month is made (ledger_sync_bill_month)
-// before the statement that writes it, since a partition made during a statement is not one its
-// INSERT can route to. Once per month per process; `migrate` and the worker's start make the
-// coming months ahead.
-const madeMonths = new WeakMap<object, Set<string>>();
-
-async function makeMonths(
-  key: object,
-  bills: Bill[],
-  run: (text: string, values: unknown[]) => Promise<unknown>,
-): Promise<void> {
-  let made = madeMonths.get(key);
-  if (made === undefined) madeMonths.set(key, (made = new Set()));
-  const months = new Set(bills.map((b) => new Date(b.cTimeMs).toISOString().slice(0, 7)));
-  const missing = [...months].filter((m) => !made.has(m));
-  if (missing.length === 0) return;
-  await run("SELECT ledger_sync_bill_month(m::date) FROM unnest($1::text[]) AS m", [missing.map((m) => `${m}-01`)]);
-  for (const m of missing) made.add(m);
-}
-
-/**
- * PostgreSQL's "no partition of relation bill_rows found for row": a check_violation on bill_rows that
- * names no constraint (every CHECK of ours has a name), whatever the server's message language.
- */
-function isMissingPartition(err: unknown): boolean {
-  const e = err as { code?: string; constraint?: string; table?: string };
-  return e.code === "23514" && e.constraint === undefined && e.table === "bill_rows";
 }
 
 /**
