@@ -14,13 +14,12 @@
 // every file describe the same rows. A failure anywhere leaves the database as it was and removes the
 // files this run wrote. An archive already in DIR/YYYY-MM (a run without --confirm) is not rewritten:
 // it is checked against its manifest and against the month as stored now, byte for byte, and used.
-import { mkdir, readdir, rm, rmdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
 import { ArchivedMonthOrder, registerArchivedMonth } from "../store/archived-months.ts";
 import { pgConnectionConfig } from "../store/pg-config.ts";
 import { copyOut } from "./copy-stream.ts";
-import { fileFacts, FileSink, fsyncDirectory, HashSink, verifyFiles, writeFileAtomically } from "./files.ts";
+import { fileFacts, fsyncDirectory, HashSink, verifyFiles, writeFileAtomically } from "./files.ts";
 import {
   ARCHIVE_FILE_NAMES,
   ARCHIVE_FILES,
@@ -38,6 +37,7 @@ import {
 } from "./manifest.ts";
 import { ArchiveRefused, currentMonthStartMs, iso, parseMonth, type ArchiveMonth } from "./month.ts";
 import { archiveLockSql, ownsBillRows, partitionState, quoted, SESSION_SETTINGS } from "./month-sql.ts";
+import { existingArchive, NewArchive } from "./archive-dir.ts";
 import { readClosedMonth, type MonthState } from "./closed-month.ts";
 
 export interface DetachOptions {
@@ -171,64 +171,6 @@ export async function detachMonth(o: DetachOptions): Promise<DetachOutcome> {
     return { ...outcome, dropped: true };
   } finally {
     await client.end().catch(() => undefined);
-  }
-}
-
-/** The archive already in dir, if any; a directory holding anything else is refused. */
-async function existingArchive(
-  out: string,
-  dir: string,
-  month: ArchiveMonth,
-): Promise<Awaited<ReturnType<typeof readManifest>> | undefined> {
-  const outStat = await stat(out).catch(() => undefined);
-  if (outStat && !outStat.isDirectory()) throw new ArchiveRefused(`--out ${out}: not a directory`);
-  const entries = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return undefined;
-    if (err.code === "ENOTDIR") throw new ArchiveRefused(`${dir}: exists and is not a directory`);
-    throw new ArchiveRefused(`${dir}: cannot be read (${err.code ?? err.message})`);
-  });
-  if (entries === undefined) return undefined;
-  if (entries.includes(MANIFEST)) {
-    const previous = await readManifest(dir);
-    if (previous.manifest.month !== month.label)
-      throw new ArchiveRefused(`${dir}: holds an archive of ${previous.manifest.month}, not of ${month.label}`);
-    return previous;
-  }
-  const other = entries.find((e) => !e.endsWith(".partial"));
-  if (other !== undefined)
-    throw new ArchiveRefused(
-      `${dir}: exists and holds ${other} but no ${MANIFEST} (an interrupted run, or not an archive): ` +
-        "move it away, or choose another --out",
-    );
-  return undefined;
-}
-
-/** A new archive's directory: what this run creates there, removed again if the run fails. */
-class NewArchive {
-  private madeDir = false;
-  private readonly sinks: FileSink[] = [];
-
-  constructor(private readonly dir: string) {}
-
-  async open(): Promise<void> {
-    const made = await mkdir(this.dir, { recursive: true });
-    this.madeDir = made !== undefined;
-  }
-
-  sink(name: ArchiveFileName): FileSink {
-    const sink = new FileSink(join(this.dir, name));
-    this.sinks.push(sink);
-    return sink;
-  }
-
-  async abandon(): Promise<void> {
-    for (const sink of this.sinks) {
-      await sink.discard();
-      await rm(sink.path, { force: true });
-    }
-    await rm(join(this.dir, MANIFEST), { force: true });
-    await rm(join(this.dir, `${MANIFEST}.partial`), { force: true });
-    if (this.madeDir) await rmdir(this.dir).catch(() => undefined);
   }
 }
 
