@@ -61,13 +61,51 @@ export class ArchivedMonthsError extends Error {
   }
 }
 
-interface Row {
+/** An archived month's row as archivedMonthsSql gives it (archived_at as JSON text when read through json_agg). */
+export interface ArchivedMonthRow {
   month: string;
   from_ms: string;
   to_ms: string;
   manifest_sha256: string;
-  archived_at: Date;
+  archived_at: Date | string;
   entry: { bills: number; digest: string; closes: ArchivedClose[] };
+}
+
+/**
+ * SQL of the account's archived months (those it had bills in), overlapping [from, to) when those
+ * are not NULL; the arguments are SQL expressions (parameters) of the account's name and the range
+ * in epoch ms. Oldest first when ordered by month; other statements embed it (verify/account-facts.ts).
+ */
+export function archivedMonthsSql(account: string, fromMs: string, toMs: string): string {
+  return `SELECT to_char(a.month, 'YYYY-MM') AS month,
+            ${epochMs("a.month::timestamp AT TIME ZONE 'UTC'")}::text AS from_ms,
+            ${epochMs("(a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'")}::text AS to_ms,
+            a.manifest_sha256, a.archived_at, e.entry
+     FROM archived_months a
+     CROSS JOIN LATERAL jsonb_array_elements(a.accounts) AS e(entry)
+     WHERE e.entry->>'name' = ${account}
+       AND (${fromMs}::bigint IS NULL OR (a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'
+                                  > timestamptz 'epoch' + ${fromMs}::bigint * interval '1 millisecond')
+       AND (${toMs}::bigint IS NULL OR a.month::timestamp AT TIME ZONE 'UTC'
+                                  < timestamptz 'epoch' + ${toMs}::bigint * interval '1 millisecond')`;
+}
+
+export function toArchivedMonth(r: ArchivedMonthRow): ArchivedAccountMonth {
+  return {
+    label: r.month,
+    fromMs: Number(r.from_ms),
+    toMs: Number(r.to_ms),
+    manifestSha256: r.manifest_sha256,
+    archivedAt: new Date(r.archived_at),
+    bills: Number(r.entry.bills),
+    digest: String(r.entry.digest),
+    closes: r.entry.closes.map((c) => ({
+      id: String(c.id),
+      period: String(c.period),
+      digest: String(c.digest),
+      billCount: Number(c.billCount),
+    })),
+  };
 }
 
 /**
@@ -79,37 +117,12 @@ export async function archivedMonthsOf(
   account: string,
   range?: { fromMs: number; toMs: number },
 ): Promise<ArchivedAccountMonth[]> {
-  const rows = await select<Row>(
-    db,
-    `SELECT to_char(a.month, 'YYYY-MM') AS month,
-            ${epochMs("a.month::timestamp AT TIME ZONE 'UTC'")}::text AS from_ms,
-            ${epochMs("(a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'")}::text AS to_ms,
-            a.manifest_sha256, a.archived_at, e.entry
-     FROM archived_months a
-     CROSS JOIN LATERAL jsonb_array_elements(a.accounts) AS e(entry)
-     WHERE e.entry->>'name' = $1
-       AND ($2::bigint IS NULL OR (a.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'
-                                  > timestamptz 'epoch' + $2::bigint * interval '1 millisecond')
-       AND ($3::bigint IS NULL OR a.month::timestamp AT TIME ZONE 'UTC'
-                                  < timestamptz 'epoch' + $3::bigint * interval '1 millisecond')
-     ORDER BY a.month`,
-    [account, range === undefined ? null : String(range.fromMs), range === undefined ? null : String(range.toMs)],
-  );
-  return rows.map((r) => ({
-    label: r.month,
-    fromMs: Number(r.from_ms),
-    toMs: Number(r.to_ms),
-    manifestSha256: r.manifest_sha256,
-    archivedAt: r.archived_at,
-    bills: Number(r.entry.bills),
-    digest: String(r.entry.digest),
-    closes: r.entry.closes.map((c) => ({
-      id: String(c.id),
-      period: String(c.period),
-      digest: String(c.digest),
-      billCount: Number(c.billCount),
-    })),
-  }));
+  const rows = await select<ArchivedMonthRow>(db, `${archivedMonthsSql("$1", "$2", "$3")} ORDER BY a.month`, [
+    account,
+    range === undefined ? null : String(range.fromMs),
+    range === undefined ? null : String(range.toMs),
+  ]);
+  return rows.map(toArchivedMonth);
 }
 
 /** The coins whose balance the account carries out of an archived month (their edges' coins). */

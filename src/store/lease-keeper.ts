@@ -18,7 +18,6 @@ import {
   AccountBusyError,
   GROUP_ORDER,
   LeaseLostError,
-  markInterruptedRuns,
   releaseLease,
   renewLeases,
   takeLease,
@@ -161,7 +160,7 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
   const takeOne = async (
     account: string,
     group: RunLockGroup,
-  ): Promise<{ k: string; h: Held; tookOverFrom?: string } | { busy: string }> => {
+  ): Promise<{ k: string; h: Held; interruptedRuns: number; tookOverFrom?: string } | { busy: string }> => {
     const k = key(group, account);
     if (held.has(k)) return { busy: `another run of this ${o.what}` };
     const h: Held = { fence: undefined, lost: new AbortController() };
@@ -179,7 +178,7 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
         await letGo(k, h);
         throw new Error("the run lease keeper is closed");
       }
-      return { k, h, ...(r.tookOverFrom ? { tookOverFrom: r.tookOverFrom } : {}) };
+      return { k, h, interruptedRuns: r.interruptedRuns, ...(r.tookOverFrom ? { tookOverFrom: r.tookOverFrom } : {}) };
     } catch (err) {
       if (held.get(k) === h && !h.fence) {
         held.delete(k);
@@ -194,7 +193,7 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
     groups: RunLockGroup[],
   ): Promise<RunLock | { busy: string; group: RunLockGroup }> => {
     if (closed) throw new Error("the run lease keeper is closed");
-    const taken: { k: string; h: Held; tookOverFrom?: string }[] = [];
+    const taken: { k: string; h: Held; interruptedRuns: number; tookOverFrom?: string }[] = [];
     const releaseAll = () => Promise.all(taken.map((t) => letGo(t.k, t.h))).then(() => undefined);
     try {
       for (const group of GROUP_ORDER.filter((g) => groups.includes(g))) {
@@ -205,8 +204,7 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
         }
         taken.push(r);
       }
-      let interruptedRuns = 0;
-      for (const t of taken) interruptedRuns += await markInterruptedRuns(pool, account, t.h.fence!.group);
+      const interruptedRuns = taken.reduce((n, t) => n + t.interruptedRuns, 0);
       const tookOverFrom = taken.find((t) => t.tookOverFrom)?.tookOverFrom;
       return {
         signal: AbortSignal.any(taken.map((t) => t.h.lost.signal)),

@@ -74,16 +74,27 @@ export function isLeaseLost(err: unknown): boolean {
 
 // The taking: a free, expired or provably abandoned ($8: the dead holder's token) lease gets a new
 // token; a live one is left alone (no row returned). One statement, so two takers never both win.
+// The same statement marks the group's runs still "running" interrupted when the take succeeded:
+// holding the lease proves none of them is live, and the run that follows needs no statement of
+// its own for it.
 const TAKE = `
-INSERT INTO run_leases AS l (account_name, stream_group, token, holder, holder_namespace, holder_pid, holder_started,
-                             acquired_at, expires_at)
-VALUES ($1, $2, nextval('run_lease_tokens'), $3, $4, $5, $6, now(), now() + $7::bigint * interval '1 millisecond')
-ON CONFLICT (account_name, stream_group) DO UPDATE SET
-  token = excluded.token, holder = excluded.holder, holder_namespace = excluded.holder_namespace,
-  holder_pid = excluded.holder_pid, holder_started = excluded.holder_started,
-  acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-WHERE l.holder IS NULL OR l.expires_at <= now() OR l.token = $8::bigint
-RETURNING l.token::text AS token`;
+WITH taken AS (
+  INSERT INTO run_leases AS l (account_name, stream_group, token, holder, holder_namespace, holder_pid,
+                               holder_started, acquired_at, expires_at)
+  VALUES ($1, $2, nextval('run_lease_tokens'), $3, $4, $5, $6, now(), now() + $7::bigint * interval '1 millisecond')
+  ON CONFLICT (account_name, stream_group) DO UPDATE SET
+    token = excluded.token, holder = excluded.holder, holder_namespace = excluded.holder_namespace,
+    holder_pid = excluded.holder_pid, holder_started = excluded.holder_started,
+    acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+  WHERE l.holder IS NULL OR l.expires_at <= now() OR l.token = $8::bigint
+  RETURNING l.token::text AS token
+), interrupted AS (
+  UPDATE sync_runs SET outcome = 'interrupted', finished_at = now(), error = coalesce(error, $10)
+  WHERE account_name = $1 AND outcome = 'running' AND stream LIKE ANY($9::text[])
+    AND EXISTS (SELECT 1 FROM taken)
+  RETURNING 1
+)
+SELECT token, (SELECT count(*)::int FROM interrupted) AS interrupted FROM taken`;
 
 const PEEK = `
 SELECT token::text AS token, holder, holder_namespace, holder_pid, holder_started
@@ -102,7 +113,8 @@ UPDATE run_leases SET holder = NULL, holder_namespace = NULL, holder_pid = NULL,
   expires_at = now()
 WHERE account_name = $1 AND stream_group = $2 AND token = $3::bigint`;
 
-export type TakeResult = { fence: RunFence; tookOverFrom?: string } | { busy: string };
+/** A lease taken (with how many of the group's runs it marked interrupted), or who holds it. */
+export type TakeResult = { fence: RunFence; interruptedRuns: number; tookOverFrom?: string } | { busy: string };
 
 /**
  * Takes the lease of (`account`, `group`) for this process, described as `what` ("worker",
@@ -123,9 +135,9 @@ export async function takeLease(
 ): Promise<TakeResult> {
   const me = thisProcess();
   const holder = `${me.host} pid ${me.pid} ${what}`;
-  const take = async (abandoned: string | null) =>
-    (
-      await q.query<{ token: string }>(TAKE, [
+  const take = async (abandoned: string | null) => {
+    const row = (
+      await q.query<{ token: string; interrupted: number }>(TAKE, [
         account,
         group,
         holder,
@@ -134,10 +146,14 @@ export async function takeLease(
         me.started,
         String(ttlMs),
         abandoned,
+        GROUP_STREAMS[group],
+        INTERRUPTED_RUN_ERROR,
       ])
-    ).rows[0]?.token;
-  const token = await take(null);
-  if (token !== undefined) return { fence: { account, group, token } };
+    ).rows[0];
+    return row && { fence: { account, group, token: row.token }, interruptedRuns: row.interrupted };
+  };
+  const taken = await take(null);
+  if (taken) return taken;
   const held = (
     await q.query<{
       token: string;
@@ -148,10 +164,7 @@ export async function takeLease(
     }>(PEEK, [account, group])
   ).rows[0];
   // Released or expired between the two statements: one more try settles it.
-  if (!held) {
-    const again = await take(null);
-    return again === undefined ? { busy: "another process" } : { fence: { account, group, token: again } };
-  }
+  if (!held) return (await take(null)) ?? { busy: "another process" };
   const ours =
     reclaimOwn &&
     held.holder === holder &&
@@ -159,18 +172,13 @@ export async function takeLease(
     held.holder_namespace === me.namespace &&
     held.holder_pid === me.pid &&
     held.holder_started === me.started;
-  if (ours) {
-    const again = await take(held.token);
-    return again === undefined ? { busy: "another process" } : { fence: { account, group, token: again } };
-  }
+  if (ours) return (await take(held.token)) ?? { busy: "another process" };
   if (!isProvablyGone({ namespace: held.holder_namespace, pid: held.holder_pid, started: held.holder_started }))
     return { busy: held.holder };
   // The holder's process is gone (killed): its lease is taken over at once, by its token only, so a
   // lease taken meanwhile by someone else is never taken from them.
   const over = await take(held.token);
-  return over === undefined
-    ? { busy: "another process" }
-    : { fence: { account, group, token: over }, tookOverFrom: held.holder };
+  return over ? { ...over, tookOverFrom: held.holder } : { busy: "another process" };
 }
 
 /** Extends each lease still held under its token; returns the keys ("group:account") renewed. */
@@ -188,19 +196,6 @@ export async function renewLeases(q: LeaseQueryable, fences: RunFence[], ttlMs: 
 /** Frees the lease if this token still holds it, so the next run starts at once. */
 export async function releaseLease(q: LeaseQueryable, fence: RunFence): Promise<void> {
   await q.query(RELEASE, [fence.account, fence.group, fence.token]);
-}
-
-/**
- * Marks the account's runs of `group` still "running" interrupted: called holding the lease, so
- * none of them can be live. Returns how many.
- */
-export async function markInterruptedRuns(q: LeaseQueryable, account: string, group: RunLockGroup): Promise<number> {
-  const marked = await q.query(
-    `UPDATE sync_runs SET outcome = 'interrupted', finished_at = now(), error = coalesce(error, $3)
-     WHERE account_name = $1 AND outcome = 'running' AND stream LIKE ANY($2::text[])`,
-    [account, GROUP_STREAMS[group], INTERRUPTED_RUN_ERROR],
-  );
-  return marked.rowCount ?? 0;
 }
 
 /** The fence check as a SQL expression over three parameters (account, group, token). */

@@ -98,14 +98,14 @@ export async function recordReadings(db: Db, readings: WalletReading[]): Promise
   );
 }
 
-interface ReadingRow {
+export interface ReadingRow {
   coin: string;
   source: WalletSource;
   observed_at_ms: string;
   figures: ReportedFigure[];
 }
 
-const toReading = (account: string, r: ReadingRow): WalletReading => ({
+export const toReading = (account: string, r: ReadingRow): WalletReading => ({
   account,
   coin: r.coin,
   source: r.source,
@@ -113,29 +113,48 @@ const toReading = (account: string, r: ReadingRow): WalletReading => ({
   figures: r.figures,
 });
 
+/** SQL of the account's readings not yet compared, oldest first; `account` is the SQL expression of its name. */
+export const pendingReadingsSql = (account: string) =>
+  `SELECT coin, source, observed_at_ms::text, figures FROM wallet_readings
+   WHERE account_name = ${account} ORDER BY observed_at_ms, coin, source`;
+
 /** Readings of the account not yet compared, oldest first. */
 export async function pendingReadings(db: Db, account: string): Promise<WalletReading[]> {
-  const rows = await db.$queryRawUnsafe<ReadingRow[]>(
-    `SELECT coin, source, observed_at_ms::text, figures FROM wallet_readings
-     WHERE account_name = $1 ORDER BY observed_at_ms, coin, source`,
-    account,
-  );
+  const rows = await db.$queryRawUnsafe<ReadingRow[]>(pendingReadingsSql("$1"), account);
   return rows.map((r) => toReading(account, r));
 }
 
-/** The newest reading of each coin and source at or before `maxAtMs`: pending, or the one last compared. */
-export async function newestReadings(db: Db, account: string, maxAtMs?: number): Promise<WalletReading[]> {
-  const rows = await db.$queryRawUnsafe<ReadingRow[]>(
-    `SELECT DISTINCT ON (coin, source) coin, source, observed_at_ms::text, figures FROM (
-       SELECT coin, source, observed_at_ms, figures FROM wallet_readings WHERE account_name = $1
-       UNION ALL
-       SELECT coin, source, observed_at_ms, figures FROM wallet_checks WHERE account_name = $1
-     ) r WHERE $2::bigint IS NULL OR observed_at_ms <= $2::bigint
-     ORDER BY coin, source, observed_at_ms DESC`,
+/**
+ * The newest reading of each coin and source at or before `maxAtMs`: pending, or the one last
+ * compared; and whether the account has any reading at all (so that "none that old" and "none yet"
+ * are told apart in the same round trip).
+ */
+export async function newestReadings(
+  db: Db,
+  account: string,
+  maxAtMs?: number,
+): Promise<{ readings: WalletReading[]; anyStored: boolean }> {
+  const rows = await db.$queryRawUnsafe<(Partial<ReadingRow> & { any_stored: boolean })[]>(
+    `SELECT r.*, EXISTS (SELECT 1 FROM wallet_readings WHERE account_name = $1)
+                 OR EXISTS (SELECT 1 FROM wallet_checks WHERE account_name = $1) AS any_stored
+     FROM (SELECT 1) one
+     LEFT JOIN LATERAL (
+       SELECT DISTINCT ON (coin, source) coin, source, observed_at_ms::text, figures FROM (
+         SELECT coin, source, observed_at_ms, figures FROM wallet_readings WHERE account_name = $1
+         UNION ALL
+         SELECT coin, source, observed_at_ms, figures FROM wallet_checks WHERE account_name = $1
+       ) r WHERE $2::bigint IS NULL OR observed_at_ms <= $2::bigint
+       ORDER BY coin, source, observed_at_ms DESC
+     ) r ON true`,
     account,
     maxAtMs === undefined ? null : String(maxAtMs),
   );
-  return rows.map((r) => toReading(account, r));
+  return {
+    readings: rows
+      .filter((r): r is ReadingRow & { any_stored: boolean } => r.coin != null)
+      .map((r) => toReading(account, r)),
+    anyStored: rows[0]?.any_stored ?? false,
+  };
 }
 
 /**

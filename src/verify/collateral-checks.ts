@@ -50,6 +50,8 @@ export interface CollateralCheckOptions {
   toMs?: number;
   /** Incremental form: per coin id, the snapshot instant the cum check last passed at. */
   cumFromMs?: Record<string, number>;
+  /** The coin ids of the account's collateral history, when the caller read them already. */
+  coinIds?: string[];
 }
 
 interface Snapshot {
@@ -68,13 +70,14 @@ export interface CollateralChecks {
   cumPassedAtMs: Record<string, number>;
 }
 
+/** SQL of the coin ids the account's collateral history holds; `account` is the SQL expression of its name. */
+export const collateralCoinsSql = (account: string) =>
+  `SELECT DISTINCT coin_id FROM collateral_history WHERE account_name = ${account} ORDER BY 1`;
+
 export async function checkCollateral(db: Db, o: CollateralCheckOptions): Promise<CollateralChecks> {
-  const coinIds = (
-    await db.$queryRawUnsafe<{ coin_id: string }[]>(
-      "SELECT DISTINCT coin_id FROM collateral_history WHERE account_name = $1 ORDER BY 1",
-      o.account,
-    )
-  ).map((r) => r.coin_id);
+  const coinIds =
+    o.coinIds ??
+    (await db.$queryRawUnsafe<{ coin_id: string }[]>(collateralCoinsSql("$1"), o.account)).map((r) => r.coin_id);
   const checks: CheckResult[] = [];
   const cumPassedAtMs: Record<string, number> = {};
   for (const coinId of coinIds) {

@@ -1,16 +1,25 @@
 // Checks on the copy's own bookkeeping: nothing sits in quarantine, and the bills cursor is not
 // behind by more than the lookback (an older cursor means recent bills may be missing).
 import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
-import type { Db } from "../store/prisma.ts";
 import type { CheckResult } from "./report.ts";
 
+/** The account's quarantined records grouped by stream and reason, as quarantineGroupsSql gives them. */
+export interface QuarantineGroup {
+  stream: string;
+  reason: string;
+  n: number;
+  /** A Date, or its JSON text when read through json_agg. */
+  first_seen: Date | string;
+}
+
+/** SQL of the account's quarantine groups, most first; `account` is the SQL expression of its name. */
+export const quarantineGroupsSql = (account: string) =>
+  `SELECT stream, reason, count(*)::int AS n, min(first_seen_at) AS first_seen FROM quarantine
+   WHERE account_name = ${account}
+   GROUP BY stream, reason ORDER BY count(*) DESC, reason`;
+
 /** The check, and the count it read (the worker's quarantined_records gauge reuses it). */
-export async function checkQuarantine(db: Db, account: string): Promise<{ check: CheckResult; total: number }> {
-  const rows = await db.$queryRawUnsafe<{ stream: string; reason: string; n: number; first_seen: Date }[]>(
-    `SELECT stream, reason, count(*)::int AS n, min(first_seen_at) AS first_seen FROM quarantine WHERE account_name = $1
-     GROUP BY stream, reason ORDER BY count(*) DESC, reason`,
-    account,
-  );
+export function checkQuarantine(rows: QuarantineGroup[]): { check: CheckResult; total: number } {
   const total = rows.reduce((n, r) => n + r.n, 0);
   if (total === 0)
     return {
@@ -31,7 +40,7 @@ export async function checkQuarantine(db: Db, account: string): Promise<{ check:
         stream: r.stream,
         reason: r.reason,
         count: r.n,
-        firstSeenAt: r.first_seen.toISOString(),
+        firstSeenAt: new Date(r.first_seen).toISOString(),
       })),
     },
   };
@@ -51,13 +60,12 @@ export interface BillsCursor {
   updatedAt: Date;
 }
 
-export async function readBillsCursor(db: Db, account: string): Promise<BillsCursor | undefined> {
-  const [row] = await db.$queryRawUnsafe<{ cursor_ms: string; updated_at: Date }[]>(
-    "SELECT cursor_ms::text, updated_at FROM sync_state WHERE account_name = $1 AND stream = $2",
-    account,
-    BILLS_STREAM,
-  );
-  return row ? { cursorMs: Number(row.cursor_ms), updatedAt: row.updated_at } : undefined;
+/** SQL of the bills cursor's row (cursor_ms as text, updated_at); `account` is the SQL expression of its name. */
+export const billsCursorSql = (account: string) =>
+  `SELECT cursor_ms::text, updated_at FROM sync_state WHERE account_name = ${account} AND stream = '${BILLS_STREAM}'`;
+
+export function toBillsCursor(row: { cursor_ms: string; updated_at: Date | string } | null): BillsCursor | undefined {
+  return row ? { cursorMs: Number(row.cursor_ms), updatedAt: new Date(row.updated_at) } : undefined;
 }
 
 /** The check of the cursor as read (verify reads it once, for this and the collateral checks). */

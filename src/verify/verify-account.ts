@@ -1,13 +1,14 @@
 // verify for one account: every check, one report. Read-only, so an auditor can run it with the
 // read-only role (grant-readonly).
 import { checkClosedPeriods } from "../periods/closed-period-check.ts";
-import { archivedCoinsOf, archivedMonthsOf, type ArchivedAccountMonth } from "../store/archived-months.ts";
+import { archivedCoinsOf, type ArchivedAccountMonth } from "../store/archived-months.ts";
 import type { Db } from "../store/prisma.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "./balance-continuity.ts";
 import { checkCollateral } from "./collateral-checks.ts";
 import { checkHistoryStart } from "./history-start.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
-import { checkCursorLag, checkQuarantine, readBillsCursor } from "./store-checks.ts";
+import { readAccountFacts, type AccountFacts } from "./account-facts.ts";
+import { checkCursorLag, checkQuarantine } from "./store-checks.ts";
 import { walletChecks, type ReadNow, type ReadUnstored } from "./wallet.ts";
 
 export interface VerifyOptions {
@@ -30,6 +31,8 @@ export interface VerifyOptions {
   readUnstored?: ReadUnstored;
   /** The wallet check's reading of the balances now, from the exchange. */
   readNow?: ReadNow;
+  /** The account's bookkeeping, when the caller read it already (default: read here). */
+  facts?: AccountFacts;
 }
 
 export interface VerifyOutcome {
@@ -44,7 +47,8 @@ export interface VerifyOutcome {
 export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOutcome> {
   // Archived months are the oldest: the stored books begin where the newest ends, and the chain
   // starts there from each coin's balance carried out of the archive.
-  const archived = await archivedMonthsOf(db, o.account);
+  const facts = o.facts ?? (await readAccountFacts(db, o.account));
+  const archived = facts.archived;
   const storedFrom = archived.at(-1)?.toMs;
   const chainFromMs =
     storedFrom !== undefined && (o.fromMs === undefined || o.fromMs < storedFrom) ? storedFrom : o.fromMs;
@@ -76,7 +80,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
       )),
     );
   }
-  const cursor = await readBillsCursor(db, o.account);
+  const cursor = facts.cursor;
   const billsCursorMs = cursor?.cursorMs;
   const collateral = await checkCollateral(db, {
     account: o.account,
@@ -84,6 +88,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
     billsCursorMs,
     toMs: o.toMs,
     cumFromMs: o.cumFromMs,
+    coinIds: facts.collateralCoinIds,
   });
   checks.push(...collateral.checks);
   // The reported balance is of now: a check of a range that ends earlier leaves it out.
@@ -108,7 +113,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
         archived,
       })),
     );
-  const quarantine = await checkQuarantine(db, o.account);
+  const quarantine = checkQuarantine(facts.quarantine);
   checks.push(quarantine.check);
   checks.push(checkCursorLag(cursor, { lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }));
   return {

@@ -57,11 +57,17 @@ async function compare(
 /** The worker: compares the readings the bills store now covers, files the results, returns them. */
 export async function settleWallet(
   db: Db,
-  o: WalletOptions & { billsCursorMs: number | undefined; lookbackMs: number },
+  o: WalletOptions & {
+    billsCursorMs: number | undefined;
+    lookbackMs: number;
+    /** The account's pending readings, when the caller read them already (default: read here). */
+    pending?: WalletReading[];
+  },
 ): Promise<WalletResult[]> {
   if (o.billsCursorMs === undefined) return [];
   const coveredToMs = o.billsCursorMs - o.lookbackMs;
-  const due = (await pendingReadings(db, o.account)).filter((r) => r.observedAtMs + WALLET_SLACK_MS <= coveredToMs);
+  const pending = o.pending ?? (await pendingReadings(db, o.account));
+  const due = pending.filter((r) => r.observedAtMs + WALLET_SLACK_MS <= coveredToMs);
   const results: WalletResult[] = [];
   for (const reading of due) results.push(await compare(db, reading, { ...o, coveredToMs }));
   await settleReadings(db, o.account, results);
@@ -109,17 +115,20 @@ export async function walletChecks(
   o: WalletOptions & { billsCursorMs: number | undefined; readUnstored?: ReadUnstored; readNow?: ReadNow },
 ): Promise<CheckResult[]> {
   const cursor = o.billsCursorMs ?? -1;
-  const readings = await newestReadings(db, o.account, o.readUnstored ? undefined : cursor - WALLET_SLACK_MS);
+  const { readings, anyStored } = await newestReadings(
+    db,
+    o.account,
+    o.readUnstored ? undefined : cursor - WALLET_SLACK_MS,
+  );
   // A reading of now needs the bills after the cursor, read from the exchange too.
   if (o.readUnstored && o.readNow) readings.push(...(await o.readNow()));
   if (readings.length === 0) {
-    const any = (await newestReadings(db, o.account)).length > 0;
     return [
       {
         check: WALLET_CHECK,
         subject: "account",
         status: "skipped",
-        summary: any
+        summary: anyStored
           ? "every reported balance is newer than the bills stored " +
             `(${cursor < 0 ? "none" : `up to ${iso(cursor)}`}), ` +
             "and the exchange cannot be read here (no credentials for the account in this process)"

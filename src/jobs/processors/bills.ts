@@ -5,7 +5,7 @@ import { inCatchUp } from "../../exchange/catch-up-share.ts";
 import { isBehind } from "../../streams/bills/catching-up.ts";
 import { syncAccountBills } from "../../streams/bills/index.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
-import { verifyIncrementally } from "../../verify/incremental.ts";
+import { beginIncrementalVerify, verifyIncrementally } from "../../verify/incremental.ts";
 import { settleWallet } from "../../verify/wallet.ts";
 import { readCursor } from "../../store/cursors.ts";
 import { BILLS_STREAM } from "../../streams/bills-core/stream-name.ts";
@@ -22,8 +22,10 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
   // Another process is syncing this account's bills: this run has nothing to add.
   if (!lease) return { skipped: "another job or process is writing this account's bills" };
   try {
-    const behind = await isBehind(ctx.db, {
-      accountName: rt.account.name,
+    // Read once under the lease (nobody else moves it): the catch-up test and the run's plan share it.
+    const cursorMs = (await readCursor(ctx.db, rt.account.name, BILLS_STREAM)) ?? null;
+    const behind = isBehind({
+      cursorMs,
       backfillFromMs: rt.account.backfillFromMs,
       billsIntervalMs: ctx.config.worker.billsIntervalMs,
     });
@@ -34,6 +36,7 @@ export async function processBills(ctx: WorkerContext, job: Job<JobData["bills"]
         logger: ctx.logger,
         accountName: rt.account.name,
         backfillFromMs: rt.account.backfillFromMs,
+        cursorAsRead: cursorMs,
         lookbackMs: ctx.config.lookbackMs,
         exchangeLimits: ctx.config.exchange.limits,
         onLateness: (ms) => ctx.metrics.billLateness(rt.account.name, ms),
@@ -117,17 +120,20 @@ async function verifyAfterSync(
 }> {
   const logger = ctx.logger.child({ account, stream: "verify" });
   try {
+    const begun = await beginIncrementalVerify(ctx.db, account);
     // Reported balances the bills now cover are compared and filed first; the verify shows the newest.
     const wallet = await settleWallet(ctx.db, {
       account,
       coinNames: ctx.config.coinNames,
-      billsCursorMs: await readCursor(ctx.db, account, BILLS_STREAM),
+      billsCursorMs: begun.facts.cursor?.cursorMs,
       lookbackMs: ctx.config.lookbackMs,
+      pending: begun.pending,
     });
     for (const w of wallet.filter((r) => r.status !== "tied"))
       logger.warn({ coin: w.reading.coin, source: w.reading.source, summary: w.summary }, "wallet check: not tied");
     const v = await verifyIncrementally(ctx.db, {
       account,
+      begun,
       coinNames: ctx.config.coinNames,
       lookbackMs: ctx.config.lookbackMs,
     });

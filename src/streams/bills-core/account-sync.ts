@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import type { BillSource } from "../../config/accounts.ts";
 import type { ExchangeClient } from "../../exchange/http-client.ts";
-import { NO_FACTS, readExchangeFacts } from "../../store/exchange-profiles.ts";
+import { NO_FACTS, readExchangeFacts, saveExchangeFacts, type ExchangeFacts } from "../../store/exchange-profiles.ts";
 import type { Db } from "../../store/prisma.ts";
 import type { RunFence } from "../../store/run-lease.ts";
 import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
@@ -25,6 +25,12 @@ export interface BillsAccountSync {
   fromMs?: number;
   /** Which bookmark the run reads and moves (default: the incremental "bills" cursor). */
   bookmark?: BillsBookmark;
+  /**
+   * The incremental cursor as the caller already read it holding the run's lease (null: none yet),
+   * so the entry does not read it again; only without a `bookmark`. Under the lease nobody else
+   * moves it.
+   */
+  cursorAsRead?: number | null;
   limit?: number;
   /**
    * Told how long after its creation each bill an incremental run adds was first stored (ms):
@@ -61,10 +67,32 @@ export interface BillsRunPlan {
   runStream: string;
 }
 
-/**
- * What earlier runs of this account learnt of the exchange, with the user's limits. A run stores
- * it again when it ends, even a failed one (what a refusal taught holds whatever happened next).
- */
-export async function loadExchangeProfile(o: BillsAccountSync, pageLimit: number): Promise<ExchangeProfile> {
-  return new ExchangeProfile(pageLimit, (await readExchangeFacts(o.db, o.accountName)) ?? NO_FACTS, o.exchangeLimits);
+/** An account's exchange profile for one run, and the way to keep what the run learnt. */
+export interface LoadedProfile {
+  profile: ExchangeProfile;
+  /**
+   * Stores the profile's facts when they differ from those read at the start (or none were stored):
+   * a run that learnt nothing writes nothing. Called when the run ends, even a failed one (what a
+   * refusal taught holds whatever happened next).
+   */
+  save(): Promise<void>;
+}
+
+/** What earlier runs of this account learnt of the exchange, with the user's limits. */
+export async function loadExchangeProfile(o: BillsAccountSync, pageLimit: number): Promise<LoadedProfile> {
+  const stored = await readExchangeFacts(o.db, o.accountName);
+  const profile = new ExchangeProfile(pageLimit, stored ?? NO_FACTS, o.exchangeLimits);
+  const before = stored && factsText(stored);
+  return {
+    profile,
+    save: async () => {
+      const facts = profile.facts();
+      if (factsText(facts) !== before) await saveExchangeFacts(o.db, o.accountName, facts);
+    },
+  };
+}
+
+/** The learnt facts alone (not the row's account or time), in a fixed key order. */
+function factsText(f: ExchangeFacts): string {
+  return JSON.stringify(Object.keys(NO_FACTS).map((k) => f[k as keyof ExchangeFacts]));
 }

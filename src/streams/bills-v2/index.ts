@@ -6,7 +6,6 @@ import type { Logger } from "pino";
 import { BILLS_MAX_LIMIT, fetchBillsPage } from "../../exchange/bills-endpoint.ts";
 import { countBills } from "../../store/backfill-progress.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
-import { saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
 import { recordRun, type RunFigures, type RunOutcome } from "../../store/sync-runs.ts";
@@ -31,7 +30,7 @@ export async function syncAccountBillsV2(
     ? await backfillWindowStart(o.db, o.accountName, fromMs, toMs, limit)
     : undefined;
   const logger = o.logger.child({ account: o.accountName, stream: runStream });
-  const profile = await loadExchangeProfile(o, limit);
+  const { profile, save: saveProfile } = await loadExchangeProfile(o, limit);
   logger.info(
     { fromMs, toMs, from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString(), cursorMs: cursor ?? null },
     "bills sync starting",
@@ -46,7 +45,7 @@ export async function syncAccountBillsV2(
       ),
     runFigures,
     () => o.signal?.aborted === true,
-  ).finally(() => saveExchangeFacts(o.db, o.accountName, profile.facts()));
+  ).finally(saveProfile);
   warnOfHistoryHorizon(logger, summary, fromMs, toMs);
   logger.info(summary, "bills sync finished");
   return summary;

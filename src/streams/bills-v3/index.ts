@@ -7,7 +7,6 @@ import { z } from "zod";
 import { fetchIncomePage } from "../../exchange/income-endpoint.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readCursor, readResume } from "../../store/cursors.ts";
-import { saveExchangeFacts } from "../../store/exchange-profiles.ts";
 import { recordRun } from "../../store/sync-runs.ts";
 import { loadExchangeProfile, type BillsAccountSync, type BillsRunPlan } from "../bills-core/account-sync.ts";
 import { BILLS_STREAM } from "../bills-core/stream-name.ts";
@@ -32,7 +31,7 @@ export async function syncAccountIncome(o: BillsAccountSync, plan: BillsRunPlan)
     );
   const resume: IncomeResume | null = parsed?.data ?? null;
   const logger = o.logger.child({ account: o.accountName, stream: runStream, source: "v3" });
-  const profile = await loadExchangeProfile(o, 100);
+  const { profile, save: saveProfile } = await loadExchangeProfile(o, 100);
   const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
   logger.info(
     {
@@ -106,7 +105,7 @@ export async function syncAccountIncome(o: BillsAccountSync, plan: BillsRunPlan)
       },
     }),
     () => o.signal?.aborted === true,
-  ).finally(() => saveExchangeFacts(o.db, o.accountName, profile.facts()));
+  ).finally(saveProfile);
   logger.info(summary, "bills sync finished");
   return summary;
 }

@@ -31,7 +31,13 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
     throw new Error("a backfill window or a re-read needs fromMs and untilMs");
   const ownWindow = b !== undefined && "window" in b;
   const cursorStream = b === undefined ? BILLS_STREAM : "window" in b ? b.window : null;
-  const cursor = cursorStream === null ? undefined : await readCursor(o.db, o.accountName, cursorStream);
+  if (b !== undefined && o.cursorAsRead !== undefined) throw new Error("cursorAsRead is the incremental cursor's");
+  const cursor =
+    cursorStream === null
+      ? undefined
+      : o.cursorAsRead !== undefined
+        ? (o.cursorAsRead ?? undefined)
+        : await readCursor(o.db, o.accountName, cursorStream);
   let fromMs = o.fromMs ?? incrementalStart(cursor, o.backfillFromMs, o.lookbackMs);
   // A backfill window resumes after what it already committed.
   if (ownWindow && cursor !== undefined) fromMs = Math.max(fromMs, cursor + 1);
