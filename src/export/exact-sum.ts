@@ -1,10 +1,10 @@
 // Sums of NUMERIC text, exact: decimal.js with room for any digits PostgreSQL stores, written back
 // with the largest scale of the terms (as PostgreSQL's sum() writes it), so "1.50" + "2" is "3.50".
-import { Decimal as DefaultDecimal } from "decimal.js";
+import { Decimal } from "../store/numeric.ts";
 
-/** decimal.js rounds every result to `precision` significant digits: the largest it allows. */
-export const Exact = DefaultDecimal.clone({ precision: 1_000_000_000, rounding: DefaultDecimal.ROUND_HALF_EVEN });
-export type Exact = InstanceType<typeof Exact>;
+/** decimal.js, exact (store/numeric.ts). */
+export const Exact = Decimal;
+export type Exact = Decimal;
 
 /** Digits after the point in NUMERIC text ("1.50" -> 2, "7" -> 0). */
 export function scaleOf(text: string): number {

@@ -1,7 +1,7 @@
 // For comparison with a statement's closing balance: the coin's collateral as of the snapshot
 // nearest the period's end (before or after it), and the ledger balance at that same instant. The
 // API gives collateral by coin id and bills by coin name, so only coins paired in COIN_NAMES have one.
-import { Decimal } from "decimal.js";
+import { Decimal } from "../store/numeric.ts";
 import type { Db } from "../store/prisma.ts";
 import { numericText } from "./numeric-text.ts";
 

@@ -4,7 +4,7 @@
 // snapshot nearest the end (collateral-near.ts), compared at the snapshot's own instant: the closing
 // balance is rolled there by the ledger's bills between the end and the snapshot, so a snapshot taken
 // minutes after the end ties exactly, and a bill missing at the end of the period shows as a difference.
-import { Decimal } from "decimal.js";
+import { Decimal } from "../store/numeric.ts";
 import type { Db } from "../store/prisma.ts";
 import { checkBalanceContinuity, type Rule } from "../verify/balance-continuity.ts";
 import type { CollateralComparison } from "./collateral-near.ts";

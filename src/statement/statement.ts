@@ -3,7 +3,7 @@
 // (opening + movements = closing, by the rule verify's balance continuity finds the data to obey),
 // and the roll-forward that ties the closing balance to the exchange's reported one (rollforward.ts).
 // Every figure is exact decimal text; sums come from PostgreSQL, the chain from decimal.js.
-import { Decimal } from "decimal.js";
+import { Decimal } from "../store/numeric.ts";
 import { readCursor } from "../store/cursors.ts";
 import type { Db } from "../store/prisma.ts";
 import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";

@@ -1,7 +1,7 @@
 // The wallet check's tables (issue 26): readings of the exchange's reported balances waiting to be
 // compared (wallet_readings), and each coin's latest compared reading with its result
 // (wallet_checks). Amounts travel as exact decimal text.
-import { Decimal } from "decimal.js";
+import { Decimal } from "./numeric.ts";
 import type { Db } from "./prisma.ts";
 
 export type WalletSource = "collateral" | "v3-balance";

@@ -13,7 +13,7 @@
 // exchange's clock is not ours). Its cut through the ledger is tried at the record's updated_time
 // (the exchange's own time of the last change) and at our observation time; the balance check also
 // accepts any bill within CLOCK_SLACK_MS of the observation.
-import { Decimal } from "decimal.js";
+import { Decimal } from "../store/numeric.ts";
 import { accountKey, epochMs, instantOf, termKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
 import { collateralFigures } from "../store/wallet-checks.ts";

@@ -8,7 +8,7 @@
 // reported figure), and each figure the reading offers (a collateral snapshot's main record, or all
 // its records together) is tried. Bills after the stored cursor, read from the exchange but not
 // stored, count too when given: they must chain to the last stored bill by the coin's balance rule.
-import { Decimal } from "decimal.js";
+import { Decimal } from "../store/numeric.ts";
 import type { Bill } from "../exchange/bill-item.ts";
 import { accountKey, instantOf, termKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
