@@ -13,9 +13,10 @@ import {
   type BillsRange,
 } from "../store/bills-read.ts";
 import { refuseArchived } from "../store/archived-months.ts";
-import { ACCOUNTS_WITH_BILLS_SQL, AccountChoiceError, chooseAccount } from "../store/bills-accounts.ts";
 import { createDb, directPool } from "../store/prisma.ts";
+import { resolveAccount } from "./export-account.ts";
 import { ExportRequestError } from "./export-errors.ts";
+import { interruptSignal } from "./interrupt.ts";
 import { openExportOutput, UnwritableOutputError } from "./export-output.ts";
 import { FORMATS, type FormatName } from "./formats.ts";
 import { EXPORT_PAGE_SIZE, writeExport, type ExportTotals } from "./write-export.ts";
@@ -102,22 +103,6 @@ async function resolveRange(client: pg.ClientBase, r: ExportRequest): Promise<Bi
   return range;
 }
 
-/**
- * The account named, or the only one with bills. A named account with bills is found by its index;
- * only otherwise are the accounts listed (which reads every account's rollups), to choose or to say
- * which there are.
- */
-async function resolveAccount(client: pg.ClientBase, named: string | undefined): Promise<string> {
-  if (named !== undefined && (await hasBills(client, named))) return named;
-  const accounts = (await client.query<{ a: string }>(ACCOUNTS_WITH_BILLS_SQL)).rows.map((row) => row.a);
-  try {
-    return chooseAccount(accounts, named);
-  } catch (err) {
-    // "No bills yet" is not the request's fault: it stays an AccountChoiceError, a plain failure.
-    throw err instanceof AccountChoiceError && err.usage ? new ExportRequestError(err.message) : err;
-  }
-}
-
 /** Pages read of all, after each page (a tax export reads from the account's first bill). */
 async function pageProgress(
   client: pg.ClientBase,
@@ -129,20 +114,4 @@ async function pageProgress(
   const pages = Math.ceil((await countBills(client, read)) / EXPORT_PAGE_SIZE);
   const sink = open();
   return (bills: number) => sink.update({ done: Math.ceil(bills / EXPORT_PAGE_SIZE), total: pages, bills });
-}
-
-/**
- * Aborted by SIGINT/SIGTERM with the reason "interrupted by SIG…" (the command line's exit code 130);
- * `release` gives the signals back once the export is over.
- */
-function interruptSignal(): { signal: AbortSignal; release(): void } {
-  const controller = new AbortController();
-  const stop = (sig: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${sig}`));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
-  const release = () => {
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
-  };
-  return { signal: controller.signal, release };
 }
