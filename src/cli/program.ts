@@ -2,6 +2,7 @@
 // process's arguments with it, and `npm run docs` prints every command's help from it.
 import { Command } from "commander";
 import { registerAccounts } from "./commands/accounts.ts";
+import { registerAnchors } from "./commands/anchors.ts";
 import { registerArchive } from "./commands/archive.ts";
 import { registerBackfill } from "./commands/backfill.ts";
 import { registerClose } from "./commands/close.ts";
@@ -11,6 +12,7 @@ import { registerExport } from "./commands/export.ts";
 import { registerGrantReadonly } from "./commands/grant-readonly.ts";
 import { registerGrantRuntime } from "./commands/grant-runtime.ts";
 import { registerMigrate } from "./commands/migrate.ts";
+import { registerProve } from "./commands/prove.ts";
 import { registerSandbox } from "./commands/sandbox.ts";
 import { registerSnapshot } from "./commands/snapshot.ts";
 import { registerStatement } from "./commands/statement.ts";
@@ -44,6 +46,8 @@ export function buildProgram(): Command {
   registerVerify(program);
   registerStatement(program);
   registerClose(program);
+  registerAnchors(program);
+  registerProve(program);
   registerArchive(program);
   registerGrantReadonly(program);
   registerGrantRuntime(program);

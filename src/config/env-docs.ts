@@ -22,6 +22,7 @@ export const READER_COMMANDS = [
   "verify",
   "statement",
   "close",
+  "anchors export",
   "console",
   "demo",
 ] as const;
@@ -179,6 +180,21 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
       "and never pairs them). `verify` needs it to check bill balances and bill sums against collateral " +
       "snapshots; without it those checks are reported as skipped",
     readBy: ["sync", "snapshot", "worker", ...PROVES_KEY, "verify", "statement", "close"],
+  },
+  ANCHOR_DIR: {
+    default: "(empty: no anchors)",
+    meaning:
+      "A directory outside the database (a mount with a retention lock, a WORM volume) where `close` writes each " +
+      "close's anchor (its seal's head) and `verify` checks the closes against them; `--anchors DIR` overrides " +
+      "it. See [Anchors](accounting.md#the-audit-chain-seals-anchors-proofs)",
+    readBy: ["verify", "close", "anchors export"],
+  },
+  ANCHOR_TSA_URL: {
+    default: "(empty: no timestamps)",
+    meaning:
+      "An RFC 3161 time-stamp authority: each anchor written gets its token beside it (`.tsr`), which " +
+      "`openssl ts -verify` checks. A user and password in the URL are sent as HTTP Basic auth, never logged",
+    readBy: ["close", "anchors export"],
   },
   SNAPSHOT_HISTORY_RETENTION_DAYS: {
     default: "(empty: keep forever)",

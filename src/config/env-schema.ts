@@ -21,6 +21,7 @@ import {
   port,
   onOff,
   consoleToken,
+  optionalHttpUrl,
 } from "./env-values.ts";
 
 export { isLoopbackHost, parseInstant } from "./env-values.ts";
@@ -84,6 +85,10 @@ export const envSchema = z.object({
   RATE_LIMIT_IP_WEIGHT: positiveInt(500),
   RATE_LIMIT_UID_WEIGHT: positiveInt(500),
   RATE_LIMIT_WINDOW_MS: positiveInt(10_000),
+  // Where each close's anchor is written (close, anchors export) and read (verify): docs/design/audit-chain.md.
+  ANCHOR_DIR: optionalText,
+  // A time-stamp authority (RFC 3161) that stamps each anchor written.
+  ANCHOR_TSA_URL: optionalHttpUrl,
   SNAPSHOT_HISTORY_RETENTION_DAYS: z
     .string()
     .trim()

@@ -266,3 +266,19 @@ export const consoleToken = optionalText.refine(
   (v) => v === undefined || /^[A-Za-z0-9._~+/=-]{16,512}$/.test(v),
   "must be 16-512 characters of A-Z a-z 0-9 . _ ~ + / = - (e.g. `openssl rand -hex 32`)",
 );
+
+/** An optional http(s) URL, e.g. a time-stamp authority's (its token is signed: plain http is fine). */
+export const optionalHttpUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v === "") return undefined;
+    const url = parseUrl(v, ctx, "is not a URL");
+    if (!url) return z.NEVER;
+    if (url.protocol !== "https:" && url.protocol !== "http:") {
+      ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
+      return z.NEVER;
+    }
+    return url.href;
+  });

@@ -73,6 +73,8 @@ export interface Config {
   billsSource: Env["BILLS_SOURCE"];
   backfillFromMs: number;
   lookbackMs: number;
+  /** ANCHOR_DIR and ANCHOR_TSA_URL: where closes' anchors go, and who stamps them. */
+  anchors: { dir?: string; tsaUrl?: string };
   /** CROSS_CHECK_INTERVAL_MS: how often the worker cross-checks each account's last day; 0: never. */
   crossCheckIntervalMs: number;
   /** SYNC_RESWEEP_HOURS in ms; 0: no daily re-sweep. */
@@ -179,6 +181,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backfillFromMs: e.BACKFILL_FROM,
     lookbackMs: e.SYNC_LOOKBACK_MS,
     resweepMs: e.SYNC_RESWEEP_HOURS * 3_600_000,
+    anchors: {
+      ...(e.ANCHOR_DIR ? { dir: e.ANCHOR_DIR } : {}),
+      ...(e.ANCHOR_TSA_URL ? { tsaUrl: e.ANCHOR_TSA_URL } : {}),
+    },
     crossCheckIntervalMs: e.CROSS_CHECK_INTERVAL_MS,
     snapshotRetentionDays: e.SNAPSHOT_HISTORY_RETENTION_DAYS,
     accountsFile: e.ACCOUNTS_FILE,

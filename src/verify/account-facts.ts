@@ -8,6 +8,7 @@ import {
   type ArchivedAccountMonth,
   type ArchivedMonthRow,
 } from "../store/archived-months.ts";
+import { sealsSql, toAccountSeals, type AccountSeals, type SealRow } from "../periods/seal-chain.ts";
 import type { Db } from "../store/prisma.ts";
 import { collateralCoinsSql } from "./collateral-checks.ts";
 import {
@@ -17,6 +18,7 @@ import {
   type BillsCursor,
   type QuarantineGroup,
 } from "./store-checks.ts";
+import { trailGuardsSql, type TrailGuards } from "./trail-guards.ts";
 
 export interface AccountFacts {
   /** The bills cursor, or undefined when the stream was never synced. */
@@ -26,6 +28,10 @@ export interface AccountFacts {
   quarantine: QuarantineGroup[];
   /** The coin ids of the account's collateral history, in order. */
   collateralCoinIds: string[];
+  /** The account's closes and their seals (the chain verify checks). */
+  seals: AccountSeals;
+  /** The audit trail's guard triggers (of the database, not the account: riding here costs no round trip). */
+  trailGuards: TrailGuards;
 }
 
 export interface AccountFactsRow {
@@ -33,6 +39,8 @@ export interface AccountFactsRow {
   archived: ArchivedMonthRow[];
   quarantine: QuarantineGroup[];
   collateral_coins: string[];
+  trail_guards: TrailGuards;
+  seals: SealRow[];
 }
 
 /** The facts as select-list columns, `account` being the SQL expression of the account's name. */
@@ -42,7 +50,9 @@ export function accountFactsColumns(account: string): string {
       AS archived,
     (SELECT coalesce(json_agg(q), '[]') FROM (${quarantineGroupsSql(account)}) q) AS quarantine,
     (SELECT coalesce(json_agg(c.coin_id ORDER BY c.coin_id), '[]') FROM (${collateralCoinsSql(account)}) c)
-      AS collateral_coins`;
+      AS collateral_coins,
+    (${trailGuardsSql}) AS trail_guards,
+    (SELECT coalesce(json_agg(s), '[]') FROM (${sealsSql(account)}) s) AS seals`;
 }
 
 export function toAccountFacts(r: AccountFactsRow): AccountFacts {
@@ -51,6 +61,8 @@ export function toAccountFacts(r: AccountFactsRow): AccountFacts {
     archived: r.archived.map(toArchivedMonth),
     quarantine: r.quarantine,
     collateralCoinIds: r.collateral_coins,
+    trailGuards: r.trail_guards,
+    seals: toAccountSeals(r.seals),
   };
 }
 

@@ -46,6 +46,10 @@ function breakCount(c: CheckResult): number {
   return Array.isArray(d?.breaks) ? d.breaks.length : 0;
 }
 
+/**
+ * The checks with a verify_failures series of their own per account (0 when passing). The database's
+ * audit-trail-guards and the CLI's anchors are summed under "other" (docs/design/fleet-metrics.md).
+ */
 export const CHECKS = [
   "balance-continuity",
   "balance-vs-collateral",
@@ -54,6 +58,7 @@ export const CHECKS = [
   "closed-period",
   "quarantine",
   "cursor-lag",
+  "seal-chain",
 ] as const;
 
 /** Failures per check (every check named, 0 when it passed or was skipped): what /metrics shows. */

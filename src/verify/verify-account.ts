@@ -1,6 +1,7 @@
 // verify for one account: every check, one report. Read-only, so an auditor can run it with the
 // read-only role (grant-readonly).
 import { checkClosedPeriods } from "../periods/closed-period-check.ts";
+import { checkAnchors, checkSealChain } from "../periods/seal-chain-check.ts";
 import { archivedCoinsOf, type ArchivedAccountMonth } from "../store/archived-months.ts";
 import type { Db } from "../store/prisma.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "./balance-continuity.ts";
@@ -9,6 +10,7 @@ import { checkHistoryStart } from "./history-start.ts";
 import { accountReport, type AccountReport, type CheckResult } from "./report.ts";
 import { readAccountFacts, type AccountFacts } from "./account-facts.ts";
 import { checkCursorLag, checkQuarantine } from "./store-checks.ts";
+import { checkTrailGuards } from "./trail-guards.ts";
 import { walletChecks, type ReadNow, type ReadUnstored } from "./wallet.ts";
 
 export interface VerifyOptions {
@@ -33,6 +35,8 @@ export interface VerifyOptions {
   readNow?: ReadNow;
   /** The account's bookkeeping, when the caller read it already (default: read here). */
   facts?: AccountFacts;
+  /** A directory of the closes' anchors (verify --anchors, ANCHOR_DIR): each must match the database's seal. */
+  anchorsDir?: string;
 }
 
 export interface VerifyOutcome {
@@ -116,6 +120,12 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
   const quarantine = checkQuarantine(facts.quarantine);
   checks.push(quarantine.check);
   checks.push(checkCursorLag(cursor, { lookbackMs: o.lookbackMs, now: o.now ?? Date.now(), toMs: o.toMs }));
+  // The database's, not the account's, whatever the range: books whose guards are off are not proven.
+  checks.push(...checkTrailGuards(facts.trailGuards));
+  // The closes' chain, and their anchors outside the database, whatever the range: one rewritten
+  // close is a rewrite of everything sealed after it.
+  checks.push(checkSealChain(facts.seals));
+  if (o.anchorsDir !== undefined) checks.push(await checkAnchors(facts.seals, o.anchorsDir, o.account));
   return {
     report: accountReport(o.account, checks),
     continuity,

@@ -179,6 +179,20 @@ const VARIABLES: Case[] = [
     says: /SNAPSHOT_HISTORY_RETENTION_DAYS must be a whole number of days/,
   },
   {
+    what: "ANCHOR_DIR that does not exist",
+    covers: "ANCHOR_DIR",
+    args: ["verify", "--no-exchange"],
+    env: { ANCHOR_DIR: join(dir, "no-anchors") },
+    says: /ANCHOR_DIR .*no-anchors does not exist/,
+  },
+  {
+    what: "ANCHOR_TSA_URL not http(s)",
+    covers: "ANCHOR_TSA_URL",
+    args: ["verify", "--no-exchange"],
+    env: { ANCHOR_TSA_URL: "ftp://tsa.example/" },
+    says: /ANCHOR_TSA_URL must be an http:\/\/ or https:\/\/ URL/,
+  },
+  {
     what: "ACCOUNTS_FILE that does not exist",
     covers: "ACCOUNTS_FILE",
     args: WORKER,

@@ -29,12 +29,19 @@ export function registerMigrate(program: Command): void {
         }
         return;
       }
-      const [{ dataSteps, BILLS_VIEW_MIGRATION }, { closesCheckStep }] = await Promise.all([
-        import("../../store/migrate/data-steps.ts"),
-        import("../../periods/upgrade-closes-check.ts"),
-      ]);
-      // The closed periods' check after the bills upgrade's swap lives with the digests (src/periods).
-      const steps = { ...dataSteps(), [BILLS_VIEW_MIGRATION]: closesCheckStep() };
+      const [{ dataSteps, BILLS_VIEW_MIGRATION }, { closesCheckStep }, { CLOSE_SEALS_MIGRATION, sealLegacyStep }] =
+        await Promise.all([
+          import("../../store/migrate/data-steps.ts"),
+          import("../../periods/upgrade-closes-check.ts"),
+          import("../../periods/seal-legacy.ts"),
+        ]);
+      // The closed periods' check after the bills upgrade's swap and the sealing of the closes made
+      // before the chain live with the digests (src/periods).
+      const steps = {
+        ...dataSteps(),
+        [BILLS_VIEW_MIGRATION]: closesCheckStep(),
+        [CLOSE_SEALS_MIGRATION]: sealLegacyStep(),
+      };
       const result = await migrateDeploy(databaseUrl, { log: (m) => logger.info(m), dataSteps: steps });
       process.stdout.write(
         result.applied.length === 0

@@ -4,6 +4,7 @@ import type { Db } from "../../store/prisma.ts";
 import type { CoinContinuity } from "../../verify/balance-continuity.ts";
 import type { RepairResult } from "../../verify/repair.ts";
 import { withAccountRunLock } from "../account-run-lock.ts";
+import { anchorsDir } from "../anchors-dir.ts";
 import { CliExit, EXIT } from "../exit-codes.ts";
 import type { ExchangeReaders } from "./verify-exchange-reader.ts";
 import type { Printed } from "./verify-output.ts";
@@ -25,6 +26,7 @@ interface VerifyFlags {
   wait?: boolean;
   crossCheck?: boolean;
   exchange?: boolean;
+  anchors?: string;
 }
 
 // Accounts checked at once when every account is (each on a connection of the pool): PostgreSQL
@@ -36,7 +38,9 @@ export function registerVerify(program: Command): void {
     .command("verify")
     .description(
       "prove the stored books: balance continuity per coin (each break with the bill ids on both sides), " +
-        "bill balances and sums against collateral snapshots, quarantine, cursor lag; " +
+        "bill balances and sums against collateral snapshots, closed periods and their seal chain (with " +
+        "--anchors, against the anchors kept outside the database), the audit trail's guard triggers, " +
+        "quarantine, cursor lag; " +
         "exit 0 when all pass, 1 otherwise",
     )
     .option("--account <name>", "only this account (default: every account with bills)")
@@ -46,6 +50,11 @@ export function registerVerify(program: Command): void {
     .option(
       "--no-exchange",
       "never call the exchange: the wallet check compares only reported balances the stored bills already cover",
+    )
+    .option(
+      "--anchors <dir>",
+      "check every close's seal against its anchor in this directory (default: ANCHOR_DIR); a close rewritten " +
+        "in the database, even consistently by its owner, fails here",
     )
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
     .option(
@@ -61,6 +70,7 @@ export function registerVerify(program: Command): void {
     )
     .action(async (o: VerifyFlags) => {
       const config = loadConfig();
+      const anchors = anchorsDir(o.anchors, config);
       if (o.from !== undefined && o.to !== undefined && o.to < o.from)
         throw new CliExit(EXIT.usage, "--to is before --from");
       if (o.crossCheck) {
@@ -109,6 +119,7 @@ export function registerVerify(program: Command): void {
           coinNames: config.coinNames,
           lookbackMs: config.lookbackMs,
           ...readers?.readerFor(account),
+          ...(anchors !== undefined ? { anchorsDir: anchors } : {}),
         });
         const verifyOne = async (account: string): Promise<{ printed: Printed; bills: number }> => {
           const first = await verifyAccount(db, options(account));
