@@ -176,6 +176,8 @@ async function attachInTransaction(
     `ALTER TABLE bill_rows ATTACH PARTITION ${quoted(month.partition)}
      FOR VALUES FROM ('${iso(month.fromMs)}') TO ('${iso(month.toMs)}')`,
   );
+  // Every partition has its own no-truncate guard (migration partition_truncate_guard).
+  await client.query("SELECT ledger_sync_guard_partition($1::regclass)", [month.partition]);
   // ATTACH fires no insert trigger: the rollups are what they were, and the view gives the archived bills.
   if ((await rollupsOfMonth(client, month)) !== before)
     throw new Error(`daily_rollups of ${month.label} changed when the partition was attached: not attached`);

@@ -143,7 +143,9 @@ export const trailGuardsSql = `WITH expected (tbl, tgname, tgtype, fn, body) AS 
     LEFT JOIN pg_trigger t ON t.tgrelid = c.oid AND t.tgname = e.tgname AND t.tgparentid = 0
   ),
   -- A row trigger of a partitioned table is cloned onto each partition (tgparentid names the one it
-  -- was cloned from), and each clone can be switched off on its own.
+  -- was cloned from), and each clone can be switched off on its own. A statement trigger is not
+  -- cloned, and does not fire for a statement naming a partition (TRUNCATE of one partition): each
+  -- partition has its own of the same name (migration partition_truncate_guard).
   placed AS (
     SELECT o.tbl AS subject, o.tbl, o.tgname, o.tgtype, o.fn, o.body, o.relid, o.nsp, o.tgoid, false AS clone
     FROM on_table o
@@ -151,8 +153,10 @@ export const trailGuardsSql = `WITH expected (tbl, tgname, tgtype, fn, body) AS 
     SELECT p.relid::regclass::text, o.tbl, o.tgname, o.tgtype, o.fn, o.body, p.relid, o.nsp, t.oid, true
     FROM on_table o
     CROSS JOIN LATERAL pg_partition_tree(o.relid) p
-    LEFT JOIN pg_trigger t ON t.tgrelid = p.relid AND t.tgparentid = o.tgoid
-    WHERE o.tgoid IS NOT NULL AND o.tgtype & ${ROW} <> 0 AND p.level > 0
+    LEFT JOIN pg_trigger t ON t.tgrelid = p.relid
+      AND CASE WHEN o.tgtype & ${ROW} <> 0 THEN t.tgparentid = o.tgoid
+               ELSE t.tgparentid = 0 AND t.tgname = o.tgname END
+    WHERE o.tgoid IS NOT NULL AND p.level > 0
   ),
   seen AS (
     SELECT s.subject, s.tbl, s.tgname, s.clone, s.relid IS NOT NULL AS table_found, t.oid IS NOT NULL AS found,
@@ -251,7 +255,9 @@ export function checkTrailGuards(g: TrailGuards): CheckResult[] {
     const lines = problems.map((p) => {
       const partitions = alike.get(key(p)) ?? [];
       const where = p.clone
-        ? ` (cloned from ${p.table})`
+        ? p.expectedTgtype & ROW
+          ? ` (cloned from ${p.table})`
+          : ` (${p.table}'s own on each partition)`
         : partitions.length > 0
           ? `, here and on its clones on ${partitions.length} partition(s) ` +
             `(${partitions.slice(0, 3).join(", ")}${partitions.length > 3 ? ", ..." : ""})`

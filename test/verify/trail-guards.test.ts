@@ -121,11 +121,18 @@ describe("audit-trail-guards on a clean migrated database", () => {
       `SELECT c.relname::text AS tbl, t.tgname::text AS tgname
        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
        WHERE NOT t.tgisinternal AND t.tgparentid = 0 AND t.tgname ~ '_(guard|append_only|no_truncate|no_delete)$'
+         AND NOT c.relispartition
        ORDER BY 1, 2`,
     );
     const listed = new Set(Object.entries(TRAIL_GUARDS).flatMap(([tbl, gs]) => gs.map((g) => `${tbl}.${g.name}`)));
     const unlisted = made.map((m) => `${m.tbl}.${m.tgname}`).filter((m) => !listed.has(m));
     expect(unlisted, "add these to TRAIL_GUARDS in src/verify/trail-guards.ts").toEqual([]);
+    // A partition's own guards are its table's (bill_rows_no_truncate on each partition, checked there).
+    const onPartitions = await t.db.$queryRawUnsafe<{ tgname: string }[]>(
+      `SELECT DISTINCT t.tgname::text AS tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+       WHERE NOT t.tgisinternal AND t.tgparentid = 0 AND c.relispartition ORDER BY 1`,
+    );
+    expect(onPartitions.map((r) => r.tgname)).toEqual(["bill_rows_no_truncate"]);
     // And the other way round: each listed guard is made by the migrations (period_closes_chain among them).
     const all = await t.db.$queryRawUnsafe<{ g: string }[]>(
       `SELECT c.relname || '.' || t.tgname AS g FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
@@ -176,6 +183,22 @@ describe("audit-trail-guards fails for each way a guard is switched off, naming 
         expect(r.failures).toBe(1);
         expect(failures(r)).toEqual([
           `${second}: bill_rows_guard (cloned from bill_rows) is disabled: ` +
+            "the database does not enforce the audit trail on this partition",
+        ]);
+      },
+    );
+  });
+
+  it("TRUNCATE of one partition is refused by its own guard; that guard dropped: that partition", async () => {
+    const [first] = await partitions();
+    await expect(t.db.$executeRawUnsafe(`TRUNCATE ${first}`)).rejects.toThrow(/append-only: TRUNCATE refused/);
+    await tampered(
+      [`DROP TRIGGER bill_rows_no_truncate ON ${first}`],
+      [`SELECT ledger_sync_guard_partition('${first}'::regclass)`],
+      (r) => {
+        expect(r.ok).toBe(false);
+        expect(failures(r)).toEqual([
+          `${first}: bill_rows_no_truncate (bill_rows's own on each partition) is missing: ` +
             "the database does not enforce the audit trail on this partition",
         ]);
       },
