@@ -22,6 +22,7 @@ export const READER_COMMANDS = [
   "verify",
   "statement",
   "close",
+  "audit-report",
   "anchors export",
   "console",
   "demo",
@@ -179,7 +180,7 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
       "Which coin name each coin id is, e.g. `2=USDT,1=USDC` (the API gives collateral by id and bills by name " +
       "and never pairs them). `verify` needs it to check bill balances and bill sums against collateral " +
       "snapshots; without it those checks are reported as skipped",
-    readBy: ["sync", "snapshot", "worker", ...PROVES_KEY, "verify", "statement", "close"],
+    readBy: ["sync", "snapshot", "worker", ...PROVES_KEY, "verify", "statement", "close", "audit-report"],
   },
   ANCHOR_DIR: {
     default: "(empty: no anchors)",
@@ -198,7 +199,20 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
   },
   SNAPSHOT_HISTORY_RETENTION_DAYS: {
     default: "(empty: keep forever)",
-    meaning: "Prune snapshot history versions replaced more than this many days ago. Never current rows, never bills",
+    meaning:
+      "Prune snapshot history versions replaced more than this many days ago. Never current rows, never bills, " +
+      "never the collateral a close was reconciled against, nothing of an account under legal hold " +
+      "([Retention and legal holds](operations.md#retention-and-legal-holds)). At least " +
+      "`SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS`: less is refused",
+    readBy: ["sync", "snapshot", "worker"],
+  },
+  SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS: {
+    default: "`1827`",
+    meaning:
+      "The shortest `SNAPSHOT_HISTORY_RETENTION_DAYS` accepted: one below it stops every command at start " +
+      "(exit 2), the worker too. `1827` is five years, leap days included: the shortest of the record-keeping " +
+      "periods users of ledger-sync are commonly bound by (MiFID II and MiCA: 5 years, up to 7 on request; " +
+      "HMRC and FINRA: 6; GoBD: up to 10). A floor, not advice: set it to the longest period you are bound by",
     readBy: ["sync", "snapshot", "worker"],
   },
   BACKFILL_FROM: {
@@ -211,7 +225,7 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
     meaning:
       "Each incremental run re-reads this much before the cursor, to catch bills that appear late. At least " +
       "`60000`: less is refused, since bills the exchange files a few seconds late would never be read again",
-    readBy: ["sync", "worker", "verify", "close"],
+    readBy: ["sync", "worker", "verify", "close", "audit-report"],
   },
   SYNC_RESWEEP_HOURS: {
     default: "`48`",
@@ -219,7 +233,7 @@ export const ENV_DOCS: Record<EnvName, EnvDoc> = {
       "The worker re-reads each account's last this many hours of bills once a day, at low priority, for bills " +
       "filed later than `SYNC_LOOKBACK_MS` that no continuity break gives away (a bill of amount 0). Recorded " +
       "in `sync_runs` as `bills-resweep`; moves no cursor. `0` turns it off",
-    readBy: ["worker"],
+    readBy: ["worker", "audit-report"],
   },
   RATE_LIMIT_IP_WEIGHT: {
     default: "`500`",

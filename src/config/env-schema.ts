@@ -104,6 +104,12 @@ export const envSchema = z.object({
       }
       return Number(v);
     }),
+  // The shortest SNAPSHOT_HISTORY_RETENTION_DAYS accepted (index.ts refuses one below it): history
+  // that records may have to be kept for is not pruned by a slip of a digit.
+  SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS: wholeNumber(1827, 1).refine(
+    (n) => n <= 1_000_000,
+    "must be at most 1000000 days",
+  ),
   ACCOUNTS_FILE: optionalText,
   // Sealed credentials of the accounts table (src/config/master-key.ts reads and checks them):
   // 32 bytes as 64 hex digits or base64, or the path of a file holding them (Docker/Kubernetes secrets).

@@ -140,6 +140,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         "or unset REDIS_TLS_CA_FILE",
     );
   checkRedisMode(e);
+  checkRetentionFloor(e);
   const creds = [e.EXCHANGE_API_KEY, e.EXCHANGE_API_SECRET, e.EXCHANGE_API_PASSPHRASE];
   return {
     databaseUrl: e.DATABASE_URL,
@@ -230,6 +231,22 @@ function checkRedisMode(e: Env): void {
     );
   if (e.REDIS_CLUSTER === "on" && redisHashTag(e.QUEUE_PREFIX) === undefined)
     throw new ConfigError(clusterPrefixRefusal(e.QUEUE_PREFIX));
+}
+
+/**
+ * A retention below the floor would prune history that records may have to be kept for: refused at
+ * start, so a slip of a digit never reaches the worker's deletes.
+ */
+function checkRetentionFloor(e: Env): void {
+  const days = e.SNAPSHOT_HISTORY_RETENTION_DAYS;
+  const floor = e.SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS;
+  if (days !== undefined && days < floor)
+    throw new ConfigError(
+      `SNAPSHOT_HISTORY_RETENTION_DAYS=${days} is below SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS=${floor}: ` +
+        "snapshot history would be pruned sooner than the records it holds may have to be kept; " +
+        "raise SNAPSHOT_HISTORY_RETENTION_DAYS (empty keeps history forever), " +
+        "or lower SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS if a shorter period binds you",
+    );
 }
 
 /** Why a QUEUE_PREFIX without a hash tag cannot run on a Redis Cluster, and the fix. */

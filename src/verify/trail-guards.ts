@@ -28,6 +28,8 @@ export const GUARD_FUNCTIONS = {
   ledger_sync_append_only: "e64676e584df0d85f98a26df096ea2fc1fcea178f9eae729931df94b4dae2c06",
   // Migration bills_view (20261127200100).
   ledger_sync_bill_rows_guard: "847a1b1f7fa27afd391ece936f1a4d038e9294602b4400d5bf015b2d85a79a2a",
+  // Migration legal_holds (20261129000100).
+  ledger_sync_legal_holds_guard: "b4bb92bd3eb2aededaf53c6c0ad0d13b8ef9ce93e22caf06380023efa3370c8d",
   // Migration period_closes (20261124210703).
   ledger_sync_period_close_chain: "79714b74dd5649e24eec8c868e774bcb793c9d3f5230e2ba85efc7b13a25dc73",
 } as const;
@@ -81,6 +83,15 @@ export const TRAIL_GUARDS: Readonly<Record<string, readonly GuardTrigger[]>> = {
   period_close_bills: appendOnly("period_close_bills"),
   // Migration close_seals (20261129000000).
   close_seals: appendOnly("close_seals"),
+  // Migration legal_holds (20261129000100): a hold is never removed, and released once, by the owner.
+  legal_holds: [
+    {
+      name: "legal_holds_guard",
+      tgtype: ROW | BEFORE | INSERT | UPDATE | DELETE,
+      fn: "ledger_sync_legal_holds_guard",
+    },
+    { name: "legal_holds_no_truncate", tgtype: BEFORE | TRUNCATE, fn: "ledger_sync_legal_holds_guard" },
+  ],
 };
 
 /** A guard trigger that is not as its migration made it, where it must fire (its table or a partition). */

@@ -179,6 +179,13 @@ const VARIABLES: Case[] = [
     says: /SNAPSHOT_HISTORY_RETENTION_DAYS must be a whole number of days/,
   },
   {
+    what: "SNAPSHOT_HISTORY_RETENTION_DAYS below SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS (the default, 1827)",
+    covers: "SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS",
+    args: WORKER,
+    env: { SNAPSHOT_HISTORY_RETENTION_DAYS: "1826" },
+    says: /SNAPSHOT_HISTORY_RETENTION_DAYS=1826 is below SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS=1827: /,
+  },
+  {
     what: "ANCHOR_DIR that does not exist",
     covers: "ANCHOR_DIR",
     args: ["verify", "--no-exchange"],
@@ -608,6 +615,8 @@ const MORE_VALUES: [string, string, RegExp][] = [
   ["RATE_LIMIT_WINDOW_MS", "0x10", /must be a whole number/],
   ["SNAPSHOT_HISTORY_RETENTION_DAYS", "never", /must be a whole number of days/],
   ["SNAPSHOT_HISTORY_RETENTION_DAYS", "1000001", /must be a whole number of days/],
+  ["SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS", "5y", /must be a whole number/],
+  ["SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS", "0", /must be a positive whole number/],
   ["BILLS_INTERVAL_MS", "60s", /must be a whole number/],
   ["METRICS_PORT", "-1", /must be a port number/],
   ["METRICS_PORT", "http", /must be a port number/],

@@ -152,6 +152,7 @@ describe("grant-runtime by the plain owner, for a role an admin created", () => 
       BACKFILL_FROM: String(sandbox.truth()[0]!.cTimeMs),
       SYNC_COIN_IDS: "2",
       SNAPSHOT_HISTORY_RETENTION_DAYS: "1",
+      SNAPSHOT_HISTORY_RETENTION_FLOOR_DAYS: "1",
     };
     const synced = await runCli(["sync", "--once"], env);
     expect(synced.code, synced.stderr).toBe(0);

@@ -40,6 +40,14 @@ function source(text: string): AccountBillsSource {
   return text as AccountBillsSource;
 }
 
+/** A --reason or --by: words, not blanks. */
+function words(flag: string) {
+  return (text: string) => {
+    if (!/\S/.test(text)) throw new CliExit(EXIT.usage, `${flag} must not be blank`);
+    return text.trim();
+  };
+}
+
 function whole(flag: string, min: number) {
   return (text: string) => {
     if (!/^[0-9]+$/.test(text) || Number(text) < min)
@@ -48,16 +56,23 @@ function whole(flag: string, min: number) {
   };
 }
 
-/** Opens the database for one subcommand; refusals of the registry become exit 2 with their reason. */
+/**
+ * Opens the database for one subcommand; refusals of the registry become exit 2 with their reason, a
+ * legal hold's (a hold that keeps the books, or a hold refused) exit 1.
+ */
 async function withAccounts<T>(run: (c: ActionContext) => Promise<T>): Promise<T> {
   const { config, logger, signal } = createRuntime();
-  const { createDb } = await import("../../store/prisma.ts");
+  const [{ createDb }, { LegalHoldError }] = await Promise.all([
+    import("../../store/prisma.ts"),
+    import("../../store/legal-holds.ts"),
+  ]);
   const db = createDb(requireDatabaseUrl(config));
   try {
     return await run({ config, logger, db, env: process.env, signal });
   } catch (err) {
     if (err instanceof AccountConflictError || err instanceof UnknownAccountError)
       throw new CliExit(EXIT.usage, err.message);
+    if (err instanceof LegalHoldError) throw new CliExit(EXIT.failed, err.message);
     throw err;
   } finally {
     await db.$disconnect();
@@ -74,7 +89,10 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 export function registerAccounts(program: Command): void {
   const accounts = program
     .command("accounts")
-    .description("the accounts table: add, list, show, disable, enable, remove, rotate, import, rekey");
+    .description(
+      "the accounts table: add, list, show, disable, enable, remove, rotate, import, rekey; legal holds: " +
+        "hold, release, holds",
+    );
   const fromEnv = [
     "--from-env <PREFIX>",
     "read the credentials from PREFIX_API_KEY, PREFIX_API_SECRET and PREFIX_API_PASSPHRASE " +
@@ -126,31 +144,42 @@ export function registerAccounts(program: Command): void {
     .action(async (o: { json?: boolean; status?: string; search?: string; limit: number; offset: number }) => {
       if (o.status !== undefined && o.status !== "active" && o.status !== "disabled")
         throw new CliExit(EXIT.usage, `--status ${o.status}: must be active or disabled`);
-      const [{ readAccountOverview }, { formatOverview }] = await Promise.all([
+      const [{ readAccountOverview }, { formatOverview }, { withStandingHolds }] = await Promise.all([
         import("../../store/accounts/overview.ts"),
         import("../accounts/format.ts"),
+        import("../accounts/holds.ts"),
       ]);
-      const page = await withAccounts((c) =>
-        readAccountOverview(c.db, {
+      const asJson = o.json === true || !process.stdout.isTTY;
+      const text = await withAccounts(async (c) => {
+        const page = await readAccountOverview(c.db, {
           ...(o.status === undefined ? {} : { status: o.status as AccountStatus }),
           ...(o.search === undefined ? {} : { search: o.search }),
           limit: o.limit,
           offset: o.offset,
-        }),
-      );
-      process.stdout.write(formatOverview(page, o.json === true || !process.stdout.isTTY, o.offset));
+        });
+        const names = page.accounts.map((a) => a.name);
+        return withStandingHolds(c.db, formatOverview(page, asJson, o.offset), names, asJson);
+      });
+      process.stdout.write(text);
     });
 
   accounts
     .command("show <name>")
-    .description("one registered account (never its credentials)")
+    .description("one registered account (never its credentials), with its legal holds, released ones too")
     .action(async (name: string) => {
-      const [{ readAccountOverview }] = await Promise.all([import("../../store/accounts/overview.ts")]);
-      const page = await withAccounts((c) => readAccountOverview(c.db, { search: name, limit: 1000, offset: 0 }));
+      const [{ readAccountOverview }, { listHolds }, { holdJson }] = await Promise.all([
+        import("../../store/accounts/overview.ts"),
+        import("../../store/legal-holds.ts"),
+        import("../accounts/holds.ts"),
+      ]);
+      const [page, holds] = await withAccounts(async (c) => [
+        await readAccountOverview(c.db, { search: name, limit: 1000, offset: 0 }),
+        await listHolds(c.db, { account: name }),
+      ]);
       const found = page.accounts.find((a) => a.name === name);
       if (!found)
         throw new CliExit(EXIT.usage, `account "${name}" is not registered (see \`ledger-sync accounts list\`)`);
-      out(JSON.stringify(found, null, 2));
+      out(JSON.stringify({ ...found, legalHolds: holds.map(holdJson) }, null, 2));
     });
 
   for (const [command, status, verb] of [
@@ -185,14 +214,21 @@ export function registerAccounts(program: Command): void {
           EXIT.usage,
           `--delete-books deletes every bill and record of "${name}" for good: confirm with --confirm ${name}`,
         );
-      const { removeAccount } = await import("../accounts/actions.ts");
-      const purged = await withAccounts((c) =>
-        removeAccount(c, name, {
+      const [{ removeAccount }, { listHolds, underHoldMessage, LegalHoldError }] = await Promise.all([
+        import("../accounts/actions.ts"),
+        import("../../store/legal-holds.ts"),
+      ]);
+      const purged = await withAccounts(async (c) => {
+        // Before the account is unregistered: a hold refuses the purge, and must not leave it half done.
+        // The purge itself checks again, under the hold lock (store/accounts/purge.ts).
+        const held = o.deleteBooks ? await listHolds(c.db, { account: name, activeOnly: true }) : [];
+        if (held.length > 0) throw new LegalHoldError(underHoldMessage(name, held, `delete the books of "${name}"`));
+        return removeAccount(c, name, {
           deleteBooks: o.deleteBooks === true,
           databaseUrl: requireDatabaseUrl(c.config),
           say: (line) => process.stderr.write(`${line}\n`),
-        }),
-      );
+        });
+      });
       if (!purged) {
         out(`account ${name} removed: its credentials are deleted; its bills, snapshots, runs and closes are kept`);
         return;
@@ -201,6 +237,68 @@ export function registerAccounts(program: Command): void {
         .filter(([, n]) => n > 0)
         .map(([t, n]) => `${t} ${n}`);
       out(`account ${name} removed with its books: deleted ${rows.join(", ") || "nothing (no books)"}`);
+    });
+
+  const by = ["--by <name>", "who (default: the operating-system user)", words("--by")] as const;
+
+  accounts
+    .command("hold <name>")
+    .description(
+      "place a legal hold on an account: until it is released, nothing of its books is pruned " +
+        "(SNAPSHOT_HISTORY_RETENTION_DAYS) or deleted (remove --delete-books)",
+    )
+    .requiredOption("--reason <text>", "why: the matter or the request (kept with the hold)", words("--reason"))
+    .option(...by)
+    .action(async (name: string, o: { reason: string; by?: string }) => {
+      accountName(name);
+      const [{ placeHold }, { osUser, placedMessage }] = await Promise.all([
+        import("../../store/legal-holds.ts"),
+        import("../accounts/holds.ts"),
+      ]);
+      const hold = await withAccounts((c) =>
+        placeHold(c.db, { account: name, by: o.by ?? osUser(), reason: o.reason }),
+      );
+      out(placedMessage(hold));
+    });
+
+  accounts
+    .command("release <name>")
+    .description(
+      "release an account's legal hold (as the tables' owner): the hold stays on record with its release; " +
+        "pruning and deleting resume once no hold stands",
+    )
+    .requiredOption("--reason <text>", "why the hold ends (kept with the hold)", words("--reason"))
+    .option(...by)
+    .option("--hold <id>", "the hold to release, when the account has several (`accounts holds` lists them)")
+    .action(async (name: string, o: { reason: string; by?: string; hold?: string }) => {
+      accountName(name);
+      const [{ releaseHold, listHolds }, { osUser, releasedMessage }] = await Promise.all([
+        import("../../store/legal-holds.ts"),
+        import("../accounts/holds.ts"),
+      ]);
+      const [hold, standing] = await withAccounts(async (c) => {
+        const released = await releaseHold(c.db, {
+          account: name,
+          by: o.by ?? osUser(),
+          reason: o.reason,
+          ...(o.hold === undefined ? {} : { holdId: o.hold }),
+        });
+        return [released, await listHolds(c.db, { account: name, activeOnly: true })] as const;
+      });
+      out(releasedMessage(hold, standing.length));
+    });
+
+  accounts
+    .command("holds [name]")
+    .description("legal holds, standing and released, of one account or all (JSON lines with --json)")
+    .option("--json", "one JSON object per line")
+    .action(async (name: string | undefined, o: { json?: boolean }) => {
+      const [{ listHolds }, { formatHolds }] = await Promise.all([
+        import("../../store/legal-holds.ts"),
+        import("../accounts/holds.ts"),
+      ]);
+      const holds = await withAccounts((c) => listHolds(c.db, name === undefined ? {} : { account: name }));
+      process.stdout.write(formatHolds(holds, o.json === true || !process.stdout.isTTY));
     });
 
   accounts

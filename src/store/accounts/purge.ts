@@ -2,7 +2,10 @@
 // every table that names the account, its closes' sealed bill lists, its schedule and its
 // registration, in one transaction. The audit trail's guards let these rows go only because the
 // transaction names the account in ledger_sync.purge_account (the accounts migration says how);
-// daily_rollups follows the deleted bills through its own triggers.
+// daily_rollups follows the deleted bills through its own triggers. Refused while the account has
+// a legal hold not released (legal-holds.ts); the holds themselves are kept, the record of why the
+// books were kept and when that ended.
+import { refuseUnderHold } from "../legal-holds.ts";
 import type { Db } from "../prisma.ts";
 
 export interface PurgeResult {
@@ -13,6 +16,8 @@ export interface PurgeResult {
 export async function purgeAccountBooks(db: Db, account: string): Promise<PurgeResult> {
   return db.$transaction(
     async (tx) => {
+      // Under the account's hold lock to the commit: a hold placed meanwhile waits for this purge.
+      await refuseUnderHold(tx, account, `delete the books of "${account}"`);
       await tx.$queryRawUnsafe("SELECT set_config('ledger_sync.purge_account', $1, true)", account);
       const deleted: Record<string, number> = {};
       deleted.period_close_bills = await tx.$executeRawUnsafe(
@@ -29,13 +34,14 @@ export async function purgeAccountBooks(db: Db, account: string): Promise<PurgeR
       // table's account_id is the exchange's, and it has the name too). Not a month's
       // partition (bill_rows' delete reached them), nor bills_legacy, the upgrade's read-only copy of
       // the bills from before bill_rows, which goes whole with `storage drop-legacy`; the account's
-      // key in account_keys stays (never reused: an archive's rows name it).
+      // key in account_keys stays (never reused: an archive's rows name it), and so do its legal holds.
       const tables = await tx.$queryRawUnsafe<{ t: string; by: string }[]>(
         `SELECT DISTINCT ON (c.relname) c.relname::text AS t, a.attname::text AS by FROM pg_class c
          JOIN pg_attribute a
            ON a.attrelid = c.oid AND a.attname IN ('account_name', 'account_id') AND NOT a.attisdropped
          WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-           AND c.relname NOT IN ('bill_rows', 'bills_legacy', 'period_close_bills', 'accounts', 'account_keys')
+           AND c.relname NOT IN ('bill_rows', 'bills_legacy', 'period_close_bills', 'accounts', 'account_keys',
+                                 'legal_holds')
          ORDER BY c.relname, a.attname = 'account_id'`,
       );
       // Deleted in name order, period_closes last (its sealed children went first).

@@ -59,6 +59,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "collateral_history",
       "exchange_profiles",
       "fee_settings",
+      "legal_holds",
       "leverage_settings",
       "mode_settings",
       "period_close_bills",
