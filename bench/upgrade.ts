@@ -9,6 +9,7 @@ import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { CLOSE_SEALS_MIGRATION, sealLegacyStep } from "../src/periods/seal-legacy.ts";
 import { closesCheckStep } from "../src/periods/upgrade-closes-check.ts";
 import { DIGEST_OF_LINES, PERIOD_LINES } from "../src/periods/digest.ts";
 import { BILL_ROWS_MIGRATION, BILLS_VIEW_MIGRATION, dataSteps } from "../src/store/migrate/data-steps.ts";
@@ -105,6 +106,11 @@ function phasesOf(lines: { at: number; line: string }[], started: number): Phase
       `applied migration ${BILLS_VIEW_MIGRATION}`,
       `data step of ${BILLS_VIEW_MIGRATION} finished`,
     ],
+    [
+      "seal the closes made before the chain (Merkle root of each)",
+      `data step of ${CLOSE_SEALS_MIGRATION}:`,
+      `data step of ${CLOSE_SEALS_MIGRATION} finished`,
+    ],
   ];
   const phases = marks.map(([name, from, to]) => ({ name, seconds: (at(to) - at(from)) / 1000 }));
   return [
@@ -133,7 +139,11 @@ export async function upgradeBench(o: UpgradeOptions): Promise<UpgradeResult> {
       lines.push({ at: performance.now(), line });
       if (line.includes("bills upgrade:") || line.includes("applied")) say(line);
     };
-    const steps = { ...dataSteps({ concurrency: o.concurrency }), [BILLS_VIEW_MIGRATION]: closesCheckStep() };
+    const steps = {
+      ...dataSteps({ concurrency: o.concurrency }),
+      [BILLS_VIEW_MIGRATION]: closesCheckStep(),
+      [CLOSE_SEALS_MIGRATION]: sealLegacyStep(),
+    };
     const started = performance.now();
     await migrateDeploy(url, { log, dataSteps: steps });
     const seconds = (performance.now() - started) / 1000;
@@ -169,6 +179,6 @@ export function upgradeRows(r: UpgradeResult, note: string): Row[] {
 
 export const UPGRADE_METHOD = [
   "Books: the volume item's (bench/volume-generate.ts: N/K bills per account over 2025, raw as the v2 endpoint sends it, balances chained), written into a database migrated up to 20261126200000_run_leases, then VACUUM (ANALYZE); every account-month closed with the canonical digest of src/periods/digest.ts (rows of period_closes, no figures).",
-  "Timed: `migrateDeploy` with the steps `ledger-sync migrate` runs (copy-bills.ts with the default batch of 100,000 and the given concurrency; the closed periods' check), from its start to its end, in this process. Phases from the times of its log lines: the bill_rows migration; taking the leases and filling bill_rows_upgrade; the copy (ledger order per account, one transaction per batch: ledger_sync_split_jsonb per bill, keys per batch); the count per account in both tables and ANALYZE; the swap migration; the digest of every closed period through the view.",
+  "Timed: `migrateDeploy` with the steps `ledger-sync migrate` runs (copy-bills.ts with the default batch of 100,000 and the given concurrency; the closed periods' check), from its start to its end, in this process. Phases from the times of its log lines: the bill_rows migration; taking the leases and filling bill_rows_upgrade; the copy (ledger order per account, one transaction per batch: ledger_sync_split_jsonb per bill, keys per batch); the count per account in both tables and ANALYZE; the swap migration; the digest of every closed period through the view; the seal of every close made before the chain (each closed period's lines read once, its Merkle root, one insert per close).",
   "bills/s = N ÷ seconds. Sizes: pg_total_relation_size of the old table, and of every leaf partition of bill_rows, right after the migrate (no VACUUM).",
 ];
