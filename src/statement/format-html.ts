@@ -76,26 +76,29 @@ ${rollForwardTable(c)}
 </section>`;
 }
 
-export function formatStatementHtml(s: Statement): string {
-  const title = heading(s);
+/** A whole self-contained page: its title as heading, a line saying the range, then `body`. */
+export function htmlPage(title: string, css: string, range: string, body: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>${escapeHtml(title)}</title>
-<style>${CSS}</style>
+<style>${css}</style>
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
-<p class="range">${escapeHtml(rangeLine(s))}</p>
-${
-  s.coins.length === 0
-    ? '<p class="note">no coin has a bill before the end of the period</p>'
-    : s.coins.map(coinSection).join("\n")
-}
-${s.collateralNote ? `<p class="note">${escapeHtml(s.collateralNote)}</p>` : ""}
-<p>${escapeHtml(rollForwardSummary(s))}</p>
+<p class="range">${escapeHtml(range)}</p>
+${body}
 </body>
 </html>
 `;
+}
+
+export function formatStatementHtml(s: Statement): string {
+  const coins =
+    s.coins.length === 0
+      ? '<p class="note">no coin has a bill before the end of the period</p>'
+      : s.coins.map(coinSection).join("\n");
+  const note = s.collateralNote ? `<p class="note">${escapeHtml(s.collateralNote)}</p>` : "";
+  return htmlPage(heading(s), CSS, rangeLine(s), `${coins}\n${note}\n<p>${escapeHtml(rollForwardSummary(s))}</p>`);
 }

@@ -1,7 +1,7 @@
 // `audit-report --format html`: one standalone page to print or archive, in the statement's style.
 // Inline CSS, no script and no external asset, so it renders the same offline years later; every
 // value is HTML-escaped, since bill fields, reasons and names are whatever the exchange or a user sent.
-import { escapeHtml } from "../../statement/format-html.ts";
+import { escapeHtml, htmlPage } from "../../statement/format-html.ts";
 import type { AuditReport } from "./report.ts";
 import { auditSections, heading, rangeLine, type Section, type Table } from "./sections.ts";
 
@@ -45,19 +45,5 @@ ${s.notes.map((n) => `<p class="note">${escapeHtml(n)}</p>`).join("\n")}
 }
 
 export function formatAuditHtml(r: AuditReport): string {
-  const title = heading(r);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>${escapeHtml(title)}</title>
-<style>${CSS}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-<p class="range">${escapeHtml(rangeLine(r))}</p>
-${auditSections(r).map(section).join("\n")}
-</body>
-</html>
-`;
+  return htmlPage(heading(r), CSS, rangeLine(r), auditSections(r).map(section).join("\n"));
 }
