@@ -3,7 +3,7 @@
 // them, daily_rollups still sum them; and bill_id_ranges and bill_coins widened as the insert
 // trigger would have.
 import pg from "pg";
-import { type Manifest } from "./manifest.ts";
+import { manifestForm, type Manifest } from "./manifest.ts";
 import { ArchiveRefused, iso, type ArchiveMonth } from "./month.ts";
 import { covers, currentClosesOver, digestsOf, digestWith, quoted, rowCounts } from "./month-sql.ts";
 
@@ -18,7 +18,8 @@ export async function assertRowsAsArchived(client: pg.ClientBase, staging: strin
   );
   if (formless[0]!.n > 0)
     throw new ArchiveRefused(`${formless[0]!.n} archived row(s) name a payload form no file holds`);
-  const digests = await digestsOf(client, staging);
+  // Each account's digest in the form the manifest says it was made in.
+  const digests = await digestsOf(client, staging, manifestForm(m));
   for (const a of m.accounts) {
     const d = digests.find((x) => x.accountId === a.id);
     if (!d || d.account !== a.name || d.bills !== a.bills || d.digest !== a.digest)
@@ -71,7 +72,7 @@ export async function assertClosesHold(client: pg.ClientBase, staging: string, m
     if (!own.some((c) => covers(c, month)))
       throw new ArchiveRefused(`account "${a.name}" has no current close covering ${month.label} here`);
     for (const c of own) {
-      const back = await digestWith(client, staging, a.name, c.fromMs, c.toMs);
+      const back = await digestWith(client, staging, a.name, c.fromMs, c.toMs, c.form);
       if (back.digest !== c.digest)
         throw new ArchiveRefused(
           `close #${c.id} of account "${a.name}" (${c.period}: ${c.billCount} bill(s), ` +

@@ -21,7 +21,7 @@ import { pgConnectionConfig } from "../store/pg-config.ts";
 import { takeArchiveLock } from "./detach.ts";
 import { copyIn, fileChunks } from "./copy-stream.ts";
 import { fileFacts, verifyFiles } from "./files.ts";
-import { MANIFEST, readManifest, type Manifest } from "./manifest.ts";
+import { MANIFEST, manifestForm, readManifest, type Manifest } from "./manifest.ts";
 import { ArchiveRefused, iso, type ArchiveMonth } from "./month.ts";
 import {
   billRowsColumns,
@@ -182,7 +182,7 @@ async function attachInTransaction(
   if ((await rollupsOfMonth(client, month)) !== before)
     throw new Error(`daily_rollups of ${month.label} changed when the partition was attached: not attached`);
   for (const a of m.accounts) {
-    const now = await viewDigest(client, a.name, month.fromMs, month.toMs);
+    const now = await viewDigest(client, a.name, month.fromMs, month.toMs, manifestForm(m));
     if (now.digest !== a.digest || now.bills !== a.bills)
       throw new Error(
         `account "${a.name}": the bills view gives ${now.bills} bill(s), sha256 ${now.digest.slice(0, 16)}... ` +

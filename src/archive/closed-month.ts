@@ -2,6 +2,7 @@
 // partition, its accounts' digests from the rows, and the current closes over the month, every one
 // of which must still hold.
 import pg from "pg";
+import { CURRENT_FORM } from "../periods/digest.ts";
 import { type ManifestAccount } from "./manifest.ts";
 import { ArchiveRefused, type ArchiveMonth } from "./month.ts";
 import {
@@ -38,7 +39,8 @@ export async function readClosedMonth(client: pg.ClientBase, month: ArchiveMonth
     throw new ArchiveRefused(
       `${month.partition}: ${counts.unkeyed} row(s) name an account or term that account_keys or bill_terms lacks`,
     );
-  const digests = await digestsOf(client, month.partition);
+  // The manifest keeps each account's digest in the current form (its digestForm says which).
+  const digests = await digestsOf(client, month.partition, CURRENT_FORM);
   const closes = await currentClosesOver(
     client,
     digests.map((d) => d.account),
@@ -81,7 +83,7 @@ async function assertCloseHolds(
   d: { account: string; bills: number; digest: string },
   c: CloseRow,
 ): Promise<void> {
-  const now = await viewDigest(client, d.account, c.fromMs, c.toMs);
+  const now = await viewDigest(client, d.account, c.fromMs, c.toMs, c.form);
   if (now.digest !== c.digest)
     throw new ArchiveRefused(
       `close #${c.id} of account "${d.account}" (${c.period}) does not match the bills stored now ` +
@@ -89,9 +91,15 @@ async function assertCloseHolds(
         `${now.digest.slice(0, 16)}...): \`ledger-sync verify --account ${d.account}\` names the bills; ` +
         `close ${c.period} again before archiving ${month.label}`,
     );
-  if (c.fromMs === month.fromMs && c.toMs === month.toMs && d.digest !== c.digest)
+  if (c.fromMs !== month.fromMs || c.toMs !== month.toMs) return;
+  // The partition's own rows, in the close's form, must give what it sealed.
+  const rows =
+    c.form === CURRENT_FORM
+      ? d
+      : (await digestsOf(client, month.partition, c.form)).find((x) => x.account === d.account);
+  if (rows?.digest !== c.digest)
     throw new ArchiveRefused(
-      `the rows of ${month.partition} give account "${d.account}" sha256 ${d.digest.slice(0, 16)}... ` +
+      `the rows of ${month.partition} give account "${d.account}" sha256 ${rows?.digest.slice(0, 16) ?? "-"}... ` +
         `but close #${c.id} sealed ${c.digest.slice(0, 16)}...: not archived`,
     );
 }

@@ -14,6 +14,7 @@
 // every file describe the same rows. A failure anywhere leaves the database as it was and removes the
 // files this run wrote. An archive already in DIR/YYYY-MM (a run without --confirm) is not rewritten:
 // it is checked against its manifest and against the month as stored now, byte for byte, and used.
+import { CURRENT_FORM } from "../periods/digest.ts";
 import { join } from "node:path";
 import pg from "pg";
 import { ArchivedMonthOrder, registerArchivedMonth } from "../store/archived-months.ts";
@@ -24,7 +25,7 @@ import {
   ARCHIVE_FILE_NAMES,
   ARCHIVE_FILES,
   canonicalJson,
-  DIGEST_FORM,
+  DIGEST_FORMS,
   FORMAT,
   FORMAT_VERSION,
   MANIFEST,
@@ -140,7 +141,7 @@ export async function detachMonth(o: DetachOptions): Promise<DetachOutcome> {
         accounts: state.accounts,
         writtenAt: iso(nowMs),
         server: state.server,
-        digestForm: DIGEST_FORM,
+        digestForm: DIGEST_FORMS[CURRENT_FORM]!,
       };
       try {
         manifestSha256 = (await writeFileAtomically(dir, MANIFEST, manifestText(manifest))).sha256;

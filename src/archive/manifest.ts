@@ -77,10 +77,28 @@ export type ManifestFile = Manifest["files"][number];
 export type ManifestAccount = Manifest["accounts"][number];
 export type ManifestClose = ManifestAccount["closes"][number];
 
-/** How the per-account digest is made: the close's canonical form over the month's bills. */
-export const DIGEST_FORM =
-  "SHA-256 of the canonical lines of the account's bills of the month, as period_closes.digest " +
-  '(docs/schema.md, "The canonical form and the digest")';
+/**
+ * How the per-account digest is made, by canonical line form: the close's canonical form over the
+ * month's bills. Archives written before form 2 say form 1's text; detach writes the current form's.
+ */
+export const DIGEST_FORMS: Readonly<Record<number, string>> = {
+  1:
+    "SHA-256 of the canonical lines of the account's bills of the month, as period_closes.digest " +
+    '(docs/schema.md, "The canonical form and the digest")',
+  2:
+    "SHA-256 of the canonical lines, form 2 (with the payload), of the account's bills of the month, as " +
+    'period_closes.digest of a close of form 2 (docs/schema.md, "The canonical form and the digest")',
+};
+
+/** The canonical line form of a manifest's per-account digests. */
+export function manifestForm(m: Manifest): number {
+  const form = Object.entries(DIGEST_FORMS).find(([, text]) => text === m.digestForm)?.[0];
+  if (form === undefined)
+    throw new ArchiveRefused(
+      `the manifest's digestForm is not one this ledger-sync knows (${JSON.stringify(m.digestForm.slice(0, 80))})`,
+    );
+  return Number(form);
+}
 
 /** JSON with every object's keys sorted: equal for equal values, whatever order they were built in. */
 export function canonicalJson(value: unknown): string {

@@ -3,21 +3,28 @@
 // line reads, the month's digest per account from it, the current closes over the month, and the
 // columns of bill_rows as the catalog has them.
 import pg from "pg";
-import { CANONICAL_LINE, DIGEST_OF_LINES, PERIOD_LINES } from "../periods/digest.ts";
+import { canonicalLine, DIGEST_OF_LINES, periodLines } from "../periods/digest.ts";
+import { closeFormSql } from "../periods/seal-chain.ts";
 import type { ArchiveMonth } from "./month.ts";
 
 export const quoted = (name: string): string => pg.escapeIdentifier(name);
 
-/** The rows of `table` with the bills view's account_name, texts and created_at_ms (as the view gives them). */
+/**
+ * The rows of `table` with the bills view's account_name, texts, created_at_ms and payload (as the
+ * view gives them: migration bills_view's ledger_bills).
+ */
 export function decodedRows(table: string): string {
   return `SELECT k.name AS account_name, r.account_id, r.bill_id::text AS bill_id, c.term AS coin, s.term AS symbol,
          ty.term AS business_type, r.amount, r.balance, r.fill_fee, r.created_at,
-         (extract(epoch FROM r.created_at) * 1000)::bigint AS created_at_ms, r.transfer_reason
+         (extract(epoch FROM r.created_at) * 1000)::bigint AS created_at_ms, r.transfer_reason,
+         ledger_sync_payload(f.fmt, r.bill_id, c.json, s.json, ty.json, r.amount, r.balance, r.fill_fee,
+                             r.created_at, r.transfer_reason, r.extra) AS payload
   FROM ${quoted(table)} r
   JOIN account_keys k ON k.id = r.account_id
   JOIN bill_terms c ON c.id = r.coin
   LEFT JOIN bill_terms s ON s.id = r.symbol
-  JOIN bill_terms ty ON ty.id = r.business_type`;
+  JOIN bill_terms ty ON ty.id = r.business_type
+  LEFT JOIN bill_forms f ON f.id = r.form_id`;
 }
 
 export interface AccountDigest {
@@ -27,11 +34,14 @@ export interface AccountDigest {
   digest: string;
 }
 
-/** Per account of `table`'s rows: its bills and the digest of their canonical lines (a close's digest). */
-export async function digestsOf(client: pg.ClientBase, table: string): Promise<AccountDigest[]> {
+/**
+ * Per account of `table`'s rows: its bills and the digest of their canonical lines in `form` (a
+ * close's digest; the archive's manifest keeps form 1's).
+ */
+export async function digestsOf(client: pg.ClientBase, table: string, form: number): Promise<AccountDigest[]> {
   const { rows } = await client.query<{ account_id: number; account: string; bills: number; digest: string }>(
     `SELECT l.account_id, l.account_name AS account, count(*)::int AS bills, ${DIGEST_OF_LINES} AS digest
-     FROM (SELECT b.account_id, b.account_name, b.bill_id, b.created_at_ms, ${CANONICAL_LINE} AS line
+     FROM (SELECT b.account_id, b.account_name, b.bill_id, b.created_at_ms, ${canonicalLine(form)} AS line
            FROM (${decodedRows(table)}) b) l
      GROUP BY l.account_id, l.account_name
      ORDER BY l.account_id`,
@@ -48,15 +58,16 @@ export async function rowCounts(client: pg.ClientBase, table: string): Promise<{
   return { rows: rows[0]!.rows, unkeyed: rows[0]!.rows - rows[0]!.decoded };
 }
 
-/** The digest of an account's bills in [fromMs, toMs) as the bills view holds them now (a close's check). */
+/** The digest in `form` of an account's bills in [fromMs, toMs) as the bills view holds them now (a close's check). */
 export async function viewDigest(
   client: pg.ClientBase,
   account: string,
   fromMs: number,
   toMs: number,
+  form: number,
 ): Promise<{ digest: string; bills: number }> {
   const { rows } = await client.query<{ digest: string; bills: number }>(
-    `SELECT ${DIGEST_OF_LINES} AS digest, count(*)::int AS bills FROM (${PERIOD_LINES}) l`,
+    `SELECT ${DIGEST_OF_LINES} AS digest, count(*)::int AS bills FROM (${periodLines(form)}) l`,
     [account, String(fromMs), String(toMs)],
   );
   return rows[0]!;
@@ -72,13 +83,14 @@ export async function digestWith(
   account: string,
   fromMs: number,
   toMs: number,
+  form: number,
 ): Promise<{ digest: string; bills: number }> {
   const columns =
     "account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at, created_at_ms, " +
-    "transfer_reason";
+    "transfer_reason, payload";
   const { rows } = await client.query<{ digest: string; bills: number }>(
     `SELECT ${DIGEST_OF_LINES} AS digest, count(*)::int AS bills
-     FROM (SELECT b.bill_id, b.created_at_ms, ${CANONICAL_LINE} AS line
+     FROM (SELECT b.bill_id, b.created_at_ms, ${canonicalLine(form)} AS line
            FROM (SELECT ${columns} FROM bills UNION ALL SELECT ${columns} FROM (${decodedRows(table)}) d) b
            WHERE b.account_name = $1 AND b.created_at_ms >= $2::bigint AND b.created_at_ms < $3::bigint
              AND b.created_at >= timestamptz 'epoch' + $2::bigint * interval '1 millisecond'
@@ -96,6 +108,8 @@ export interface CloseRow {
   toMs: number;
   billCount: number;
   digest: string;
+  /** The canonical line form of its digest (close_seals.form; 1 before the chain). */
+  form: number;
 }
 
 /**
@@ -115,9 +129,11 @@ export async function currentClosesOver(
     to_ms: string;
     bill_count: number;
     digest: string;
+    form: number;
   }>(
     `SELECT p.id::text AS id, p.account_name AS account, p.period, p.period_start_ms::text AS from_ms,
-            p.period_end_ms::text AS to_ms, p.bill_count, p.digest
+            p.period_end_ms::text AS to_ms, p.bill_count, p.digest,
+            ${closeFormSql("p")} AS form
      FROM period_closes p
      WHERE p.account_name = ANY($1::text[]) AND p.period_end_ms > $2::bigint AND p.period_start_ms < $3::bigint
        AND NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.account_name = p.account_name AND n.supersedes = p.id)
@@ -132,6 +148,7 @@ export async function currentClosesOver(
     toMs: Number(r.to_ms),
     billCount: r.bill_count,
     digest: r.digest,
+    form: r.form,
   }));
 }
 

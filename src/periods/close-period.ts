@@ -13,9 +13,9 @@ import { buildStatement, type Statement } from "../statement/statement.ts";
 import { assertClosable, assertMayClose, CloseRefused } from "./close-preconditions.ts";
 import { assertTiedOrAccepted, rollForwardRecord } from "./close-rollforward.ts";
 import { currentCloses, type PeriodCloseRow } from "./close-store.ts";
-import { DIGEST_OF_LINES, LINE_SHA256, PERIOD_LINES, periodDigest } from "./digest.ts";
+import { CURRENT_FORM, DIGEST_OF_LINES, LINE_SHA256, periodDigest, periodLines } from "./digest.ts";
 import { merkleRootOfLeafHashes } from "./merkle.ts";
-import { CURRENT_FORM, readPeriodLeaves } from "./period-leaves.ts";
+import { readPeriodLeaves } from "./period-leaves.ts";
 import { chainTip } from "./seal-chain.ts";
 import { sealHead, type SealFields } from "./seal-record.ts";
 
@@ -47,7 +47,7 @@ export type CloseOutcome =
 // $9 roll-forward, $10 the reason it was accepted untied, $11 closed at (epoch ms), $12 form, $13 Merkle
 // root, $14 the previous head, $15 the head.
 const INSERT_CLOSE = `
-WITH lines AS (${PERIOD_LINES}),
+WITH lines AS (${periodLines(CURRENT_FORM)}),
 sealed AS (SELECT ${DIGEST_OF_LINES} AS digest, count(*)::int AS bills FROM lines),
 new_close AS (
   INSERT INTO period_closes (account_name, period, period_start, period_end, period_start_ms, period_end_ms,
@@ -82,10 +82,11 @@ async function currentClose(db: Db, account: string, period: Period): Promise<Pe
 export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome> {
   await assertMayClose(db);
   const range = { account: o.account, fromMs: o.period.fromMs, toMs: o.period.toMs };
-  const before = await periodDigest(db, range);
+  const before = await periodDigest(db, range, CURRENT_FORM);
   const current = await currentClose(db, o.account, o.period);
-  // Sealed with these very bills already: nothing to prove again, nothing to write.
-  if (current && current.digest === before.digest) return { status: "unchanged", close: current };
+  // Sealed with these very bills already (in the current close's own form): nothing to write.
+  const sealedNow = current && (current.form === CURRENT_FORM ? before : await periodDigest(db, range, current.form));
+  if (current && sealedNow!.digest === current.digest) return { status: "unchanged", close: current };
   if (o.acceptUntied !== undefined && o.acceptUntied.trim() === "")
     throw new CloseRefused("--accept-untied needs a reason: say why the period is closed although not tied");
   await assertClosable(db, o);
@@ -99,7 +100,7 @@ export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome
   const tied = statement.rollForward.status === "tied";
   // The lines again, for the Merkle root: the insert below stores nothing unless they still give the
   // digest the statement was computed beside.
-  const leaves = await readPeriodLeaves(db, range);
+  const leaves = await readPeriodLeaves(db, range, CURRENT_FORM);
   if (leaves.digest !== before.digest) throw changedMeanwhile(o);
   const closedAtMs = Date.now();
   const fields: SealFields = {

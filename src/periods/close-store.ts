@@ -1,6 +1,7 @@
 // Reading period_closes: the close that currently seals each period is the newest of its chain, the
 // row no later close supersedes.
 import type { Db } from "../store/prisma.ts";
+import { closeFormSql } from "./seal-chain.ts";
 
 export interface PeriodCloseRow {
   id: string;
@@ -20,6 +21,8 @@ export interface PeriodCloseRow {
   rollForward: string | null;
   /** Why it was closed although not tied (--accept-untied); null when tied. */
   untiedReason: string | null;
+  /** The canonical line form its digest was made in (close_seals.form; 1 before the chain). */
+  form: number;
 }
 
 interface Row {
@@ -37,6 +40,7 @@ interface Row {
   closes: number;
   rollforward: string | null;
   untied_reason: string | null;
+  form: number;
 }
 
 export interface CloseFilter {
@@ -55,7 +59,8 @@ export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<Period
             p.period_end_ms::text AS to_ms, p.bill_count, p.digest, p.closed_by, p.db_user, p.closed_at,
             p.supersedes::text, p.rollforward->>'status' AS rollforward, p.untied_reason,
             (SELECT count(*)::int FROM period_closes x WHERE x.account_name = p.account_name
-               AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes
+               AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes,
+            ${closeFormSql("p")} AS form
      FROM period_closes p
      WHERE NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.account_name = p.account_name AND n.supersedes = p.id)
        AND ($1::text IS NULL OR p.account_name = $1)
@@ -81,5 +86,6 @@ export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<Period
     closes: r.closes,
     rollForward: r.rollforward,
     untiedReason: r.untied_reason,
+    form: r.form,
   }));
 }

@@ -54,7 +54,7 @@ export async function checkClosedPeriods(db: Db, o: ClosedPeriodCheckOptions): P
       checks.push(archivedCloseCheck(close, sealedBy, month));
       continue;
     }
-    const now = await periodDigest(db, { account: o.account, fromMs: close.fromMs, toMs: close.toMs });
+    const now = await periodDigest(db, { account: o.account, fromMs: close.fromMs, toMs: close.toMs }, close.form);
     if (now.digest === close.digest) {
       checks.push({
         check: CLOSED_PERIOD_CHECK,

@@ -36,7 +36,7 @@ export interface ClosedPeriodListing {
 export async function listClosedPeriods(db: Db, account?: string): Promise<ClosedPeriodListing[]> {
   const out: ClosedPeriodListing[] = [];
   for (const close of await currentCloses(db, { account })) {
-    const now = await periodDigest(db, { account: close.account, fromMs: close.fromMs, toMs: close.toMs });
+    const now = await periodDigest(db, { account: close.account, fromMs: close.fromMs, toMs: close.toMs }, close.form);
     const intact = now.digest === close.digest;
     out.push({
       account: close.account,

@@ -5,7 +5,7 @@
 // period, or removed by someone who switched the audit triggers off).
 import { accountKey } from "../store/ledger-rows.ts";
 import type { Db } from "../store/prisma.ts";
-import { LINE_SHA256, PERIOD_LINES } from "./digest.ts";
+import { LINE_SHA256, periodLines } from "./digest.ts";
 import type { PeriodCloseRow } from "./close-store.ts";
 
 export type BillChangeKind = "changed" | "added" | "missing";
@@ -46,7 +46,7 @@ interface Row {
 
 export async function diffClosedPeriod(db: Db, close: PeriodCloseRow, limit = 100): Promise<PeriodDiff> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `WITH now AS (SELECT l.bill_id, ${LINE_SHA256} AS d FROM (${PERIOD_LINES}) l),
+    `WITH now AS (SELECT l.bill_id, ${LINE_SHA256} AS d FROM (${periodLines(close.form)}) l),
      sealed AS (
        SELECT bill_id, line_sha256 AS d FROM period_close_bills WHERE account_name = $1 AND close_id = $4::bigint
      ),

@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { Db } from "../store/prisma.ts";
 import { TRANSACTION_OPTIONS } from "../store/prisma.ts";
-import { PERIOD_LINES, type PeriodRange } from "./digest.ts";
+import { periodLines, type PeriodRange } from "./digest.ts";
 import { leafHash } from "./merkle.ts";
 
 const PAGE = 10_000;
@@ -19,15 +19,13 @@ export interface PeriodLeaves {
   found?: { index: number; line: string };
 }
 
-/** The canonical line form every close now uses (digest.ts's CANONICAL_LINE). */
-export const CURRENT_FORM = 1;
-
-export async function readPeriodLeaves(db: Db, r: PeriodRange, find?: string): Promise<PeriodLeaves> {
+/** The period's lines in `form` (a close's, digest.ts), and the place of bill `find` among them. */
+export async function readPeriodLeaves(db: Db, r: PeriodRange, form: number, find?: string): Promise<PeriodLeaves> {
   return db.$transaction(async (tx) => {
     await tx.$executeRawUnsafe("SET TRANSACTION READ ONLY");
     await tx.$executeRawUnsafe(
       `DECLARE period_lines NO SCROLL CURSOR FOR
-       SELECT l.bill_id, l.line FROM (${PERIOD_LINES}) l ORDER BY l.created_at_ms, l.bill_id::numeric`,
+       SELECT l.bill_id, l.line FROM (${periodLines(form)}) l ORDER BY l.created_at_ms, l.bill_id::numeric`,
       r.account,
       String(r.fromMs),
       String(r.toMs),

@@ -4,6 +4,14 @@
 import type { Db } from "../store/prisma.ts";
 import { GENESIS_HEAD, sealHead, type SealFields } from "./seal-record.ts";
 
+/**
+ * SQL of the canonical line form of the close row `close` (an alias of period_closes): its seal's,
+ * or 1 for a close without one (made before the chain, not sealed by migrate yet).
+ */
+export const closeFormSql = (close: string): string =>
+  `coalesce((SELECT s.form::int FROM close_seals s
+             WHERE s.account_name = ${close}.account_name AND s.close_id = ${close}.id), 1)`;
+
 /** A seal with the close it seals: the fields its head hashes, and the head as stored. */
 export interface StoredSeal {
   closeId: string;

@@ -58,7 +58,7 @@ async function sealLegacy(ctx: DataStepContext): Promise<void> {
       const range = { account: c.account, fromMs: Number(c.from_ms), toMs: Number(c.to_ms) };
       const key = `${c.account}\t${c.from_ms}\t${c.to_ms}`;
       if (cached?.key !== key) {
-        const leaves = await readPeriodLeaves(db, range);
+        const leaves = await readPeriodLeaves(db, range, 1);
         cached = { key, digest: leaves.digest, root: merkleRootOfLeafHashes(leaves.leaves).toString("hex") };
       }
       const fields: SealFields = {

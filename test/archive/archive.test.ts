@@ -481,7 +481,7 @@ describe("archive detach, then attach", () => {
          FROM (SELECT b.bill_id AS id, b.created_at_ms AS ms, b.bill_id || E'\\t' || b.created_at_ms || E'\\t' ||
                  to_json(b.coin) || E'\\t' || to_json(coalesce(b.symbol, '')) || E'\\t' || to_json(b.business_type)
                  || E'\\t' || b.amount || E'\\t' || b.balance || E'\\t' || b.fill_fee || E'\\t' ||
-                 coalesce(to_json(b.transfer_reason)::text, 'null') AS line
+                 coalesce(to_json(b.transfer_reason)::text, 'null') || E'\\t' || to_json(b.payload) AS line
                FROM bills b WHERE account_name = $1 AND created_at_ms >= $2::bigint AND created_at_ms < $3::bigint) l`,
         account,
         String(JAN.fromMs),

@@ -484,7 +484,7 @@ describe("export --format gobd", () => {
 
   it("reports the closed periods of the range with their digests recomputed: matching, and one that differs", async () => {
     const close = async (account: string, digest?: string) => {
-      const now = await periodDigest(t.db, { account, ...JANUARY });
+      const now = await periodDigest(t.db, { account, ...JANUARY }, 1);
       await t.db.$executeRawUnsafe(
         `INSERT INTO period_closes (account_name, period, period_start, period_end, period_start_ms, period_end_ms,
                                     bill_count, digest, figures, closed_by)

@@ -92,14 +92,17 @@ describe("close", () => {
       await q("SELECT count(*)::int AS n FROM period_close_bills WHERE close_id = $1::bigint", r.close.id),
     ).toEqual([{ n: inAugust }]);
     expect(await documentedDigest(b.account, AUGUST.fromMs, AUGUST.toMs)).toBe(row!.digest);
-    // The odd bill is in the line as documented: JSON-quoted texts, NUMERIC with its trailing zeros.
+    // The odd bill is in the line as documented: JSON-quoted texts, NUMERIC with its trailing zeros,
+    // and (form 2) the exchange's payload, byte for byte, as a JSON string.
+    const [payload] = await q<{ p: string }>("SELECT payload AS p FROM bills WHERE bill_id = $1", odd.billId);
     const [line] = await q<{ ok: boolean }>(
-      `SELECT line_sha256 = sha256(convert_to($2 || E'\\t' || $3 || E'\\t' || $4, 'UTF8')) AS ok
+      `SELECT line_sha256 = sha256(convert_to($2 || E'\\t' || $3 || E'\\t' || $4 || E'\\t' || $5, 'UTF8')) AS ok
        FROM period_close_bills WHERE bill_id = $1`,
       odd.billId,
       `${odd.billId}\t${odd.cTimeMs}\t"USDT"\t${JSON.stringify(odd.symbol)}\t"transfer_in"`,
       `0.000\t${odd.balance}\t0.00`,
       '"USER_TRANSFER\\t1"',
+      JSON.stringify(payload!.p),
     );
     expect(line).toEqual({ ok: true });
   });

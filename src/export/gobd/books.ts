@@ -38,6 +38,8 @@ export interface SealedPeriod {
   closes: number;
   rollForward: string | null;
   untiedReason: string | null;
+  /** The canonical line form of its digest. */
+  form: number;
 }
 
 export interface GobdBooks {
@@ -49,5 +51,6 @@ export interface GobdBooks {
   periodDigest(
     db: Db,
     r: { account: string; fromMs: number; toMs: number },
+    form: number,
   ): Promise<{ digest: string; bills: number }>;
 }

@@ -17,7 +17,7 @@ export async function checkedCloses(books: GobdBooks, db: Db, range: BillsRange)
   const closes = await books.currentCloses(db, { account: range.account, fromMs: range.fromMs, toMs: range.toMs - 1 });
   const checked: CheckedClose[] = [];
   for (const c of closes) {
-    const now = await books.periodDigest(db, { account: range.account, fromMs: c.fromMs, toMs: c.toMs });
+    const now = await books.periodDigest(db, { account: range.account, fromMs: c.fromMs, toMs: c.toMs }, c.form);
     checked.push({ ...c, now, matches: now.digest === c.digest && now.bills === c.billCount });
   }
   return checked;

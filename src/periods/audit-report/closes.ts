@@ -102,7 +102,7 @@ async function periodNow(
     (c) => c.fromMs === period.fromMs && c.toMs === period.toMs,
   );
   if (!close) return null;
-  const now = await periodDigest(db, { account, fromMs: period.fromMs, toMs: period.toMs });
+  const now = await periodDigest(db, { account, fromMs: period.fromMs, toMs: period.toMs }, close.form);
   const base = { closeId: close.id, bills: now.bills, digest: now.digest };
   if (now.digest === close.digest)
     return {

@@ -62,7 +62,12 @@ export async function proveBill(db: Db, o: { billId: string; account?: string })
       `close #${close.id} (${close.period}) was made before the chain, from bills that had changed by then: ` +
         "it has no Merkle root; closing the period again gives one",
     );
-  const leaves = await readPeriodLeaves(db, { account, fromMs: close.fromMs, toMs: close.toMs }, o.billId);
+  const leaves = await readPeriodLeaves(
+    db,
+    { account, fromMs: close.fromMs, toMs: close.toMs },
+    seal.fields.form,
+    o.billId,
+  );
   const root = merkleRootOfLeafHashes(leaves.leaves).toString("hex");
   if (leaves.digest !== seal.fields.digest || leaves.bills !== seal.fields.bills || root !== seal.fields.merkleRoot)
     throw new ProofRefused(

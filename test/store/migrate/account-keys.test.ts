@@ -270,7 +270,7 @@ describe("the account_keys migration", () => {
       ["alpha", closes.alpha2, closes.alpha, 2],
       ["beta", closes.beta, null, 1],
     ]);
-    expect((await periodDigest(db, { account: "alpha", ...JULY })).digest).toBe(current[0]!.digest);
+    expect((await periodDigest(db, { account: "alpha", ...JULY }, 1)).digest).toBe(current[0]!.digest);
     expect(await checkClosedPeriods(db, { account: "alpha" })).toEqual([
       expect.objectContaining({ subject: "2026-07", status: "pass" }),
     ]);

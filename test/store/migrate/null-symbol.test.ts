@@ -141,7 +141,7 @@ describe("the null_symbol migration", () => {
   });
 
   it("leaves the period closed before it verified, with the same digest and the same line of each bill", async () => {
-    expect((await periodDigest(db, { account: ACCOUNT, ...JULY })).digest).toBe(closeDigest);
+    expect((await periodDigest(db, { account: ACCOUNT, ...JULY }, 1)).digest).toBe(closeDigest);
     const lines = await db.$queryRawUnsafe<{ n: number; same: number; transfers: number }[]>(
       `SELECT count(*)::int AS n, count(*) FILTER (WHERE k.line_sha256 = ${LINE_SHA256})::int AS same,
               count(*) FILTER (WHERE l.line LIKE '%' || E'\\t""\\t' || '%')::int AS transfers
