@@ -82,7 +82,9 @@ async function currentClose(db: Db, account: string, period: Period): Promise<Pe
 export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome> {
   await assertMayClose(db);
   const range = { account: o.account, fromMs: o.period.fromMs, toMs: o.period.toMs };
-  const before = await periodDigest(db, range, CURRENT_FORM);
+  // The lines, read once: their digest, count and Merkle leaves. The statement is computed after
+  // them, and the insert below stores nothing unless the bills still give this digest.
+  const before = await readPeriodLeaves(db, range, CURRENT_FORM);
   const current = await currentClose(db, o.account, o.period);
   // Sealed with these very bills already (in the current close's own form): nothing to write.
   const sealedNow = current && (current.form === CURRENT_FORM ? before : await periodDigest(db, range, current.form));
@@ -98,10 +100,6 @@ export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome
   });
   assertTiedOrAccepted(statement, o.acceptUntied);
   const tied = statement.rollForward.status === "tied";
-  // The lines again, for the Merkle root: the insert below stores nothing unless they still give the
-  // digest the statement was computed beside.
-  const leaves = await readPeriodLeaves(db, range, CURRENT_FORM);
-  if (leaves.digest !== before.digest) throw changedMeanwhile(o);
   const closedAtMs = Date.now();
   const fields: SealFields = {
     account: o.account,
@@ -110,9 +108,9 @@ export async function closePeriod(db: Db, o: CloseOptions): Promise<CloseOutcome
     toMs: o.period.toMs,
     closedAtMs,
     form: CURRENT_FORM,
-    bills: leaves.bills,
-    digest: leaves.digest,
-    merkleRoot: merkleRootOfLeafHashes(leaves.leaves).toString("hex"),
+    bills: before.bills,
+    digest: before.digest,
+    merkleRoot: merkleRootOfLeafHashes(before.leaves).toString("hex"),
     previous: await chainTip(db, o.account),
   };
   let inserted: { id: string | null }[];

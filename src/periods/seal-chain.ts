@@ -97,16 +97,15 @@ export function toAccountSeals(rows: SealRow[]): AccountSeals {
 
 /** The account's seals with their closes (every account's when none is named), in close order. */
 export async function readSeals(db: Db, account?: string): Promise<StoredSeal[]> {
-  const accounts =
-    account !== undefined
-      ? [account]
-      : (
-          await db.$queryRawUnsafe<{ a: string }[]>("SELECT DISTINCT account_name AS a FROM close_seals ORDER BY 1")
-        ).map((r) => r.a);
-  const seals: StoredSeal[] = [];
-  for (const a of accounts)
-    seals.push(...toAccountSeals(await db.$queryRawUnsafe<SealRow[]>(sealsSql("$1::text"), a)).seals);
-  return seals;
+  if (account !== undefined)
+    return toAccountSeals(await db.$queryRawUnsafe<SealRow[]>(sealsSql("$1::text"), account)).seals;
+  // Every account's in one statement: the accounts with a seal, each read as above.
+  const rows = await db.$queryRawUnsafe<SealRow[]>(
+    `SELECT s.* FROM (SELECT DISTINCT account_name FROM close_seals) a
+     CROSS JOIN LATERAL (${sealsSql("a.account_name")}) s
+     ORDER BY s.account, s.close_id::bigint`,
+  );
+  return toAccountSeals(rows).seals;
 }
 
 /**

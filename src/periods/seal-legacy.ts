@@ -53,6 +53,8 @@ async function sealLegacy(ctx: DataStepContext): Promise<void> {
     const started = Date.now();
     let lastLog = started;
     let rooted = 0;
+    // Each account's newest head: read once per account, then the seal this run just wrote.
+    const tips = new Map<string, string>();
     let cached: { key: string; digest: string; root: string } | undefined;
     for (const [i, c] of closes.entries()) {
       const range = { account: c.account, fromMs: Number(c.from_ms), toMs: Number(c.to_ms) };
@@ -71,14 +73,16 @@ async function sealLegacy(ctx: DataStepContext): Promise<void> {
         bills: c.bill_count,
         digest: c.digest,
         merkleRoot: cached.digest === c.digest ? cached.root : null,
-        previous: await newestHead(db, c.account),
+        previous: tips.get(c.account) ?? (await newestHead(db, c.account)),
       };
+      const head = sealHead(fields);
       if (fields.merkleRoot !== null) rooted++;
       await ctx.client.query(
         `INSERT INTO close_seals (account_name, close_id, form, closed_at_ms, merkle_root, previous_head, head)
          VALUES ($1, $2::bigint, 1, $3::bigint, $4, $5, $6)`,
-        [c.account, c.id, c.closed_at_ms, fields.merkleRoot, fields.previous, sealHead(fields)],
+        [c.account, c.id, c.closed_at_ms, fields.merkleRoot, fields.previous, head],
       );
+      tips.set(c.account, head);
       if (Date.now() - lastLog >= 10_000 || i === closes.length - 1) {
         lastLog = Date.now();
         ctx.log(

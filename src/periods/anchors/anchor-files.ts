@@ -7,7 +7,7 @@
 // (`openssl ts -verify -data F.json -in F.json.tsr -token_in -CAfile TSA-CA.pem`).
 // docs/design/audit-chain.md.
 import { constants } from "node:fs";
-import { mkdir, open, readdir, readFile } from "node:fs/promises";
+import { access, mkdir, open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   ANCHOR_RECORD_VERSION,
@@ -93,7 +93,7 @@ async function writeOnce(path: string, bytes: Buffer, anyTwin = false): Promise<
 }
 
 const exists = (path: string) =>
-  readFile(path).then(
+  access(path).then(
     () => true,
     () => false,
   );
