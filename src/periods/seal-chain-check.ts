@@ -6,7 +6,10 @@
 //   database holds, with the same fields and head. A superuser who rewrote a month's bills and its
 //   close and seal rows consistently, or deleted a close and closed the month again, leaves an anchor
 //   whose head the database no longer has: it fails naming the period. Seals not anchored yet make the
-//   check inconclusive (`ledger-sync anchors export` writes them).
+//   check inconclusive (`ledger-sync anchors export` writes them). An account anchored in DIR of which
+//   the database holds no seal at all (its closes and seals deleted, its bills too) fails naming it and
+//   its anchored periods: verify runs this for every account folder of DIR, visited or not
+//   (verify-all.ts, unvisitedAnchorReports).
 import type { CheckResult } from "../verify/report.ts";
 import { sealJson } from "../verify/proof/proof-format.ts";
 import { readAnchors, type ReadAnchor } from "./anchors/anchor-files.ts";
@@ -56,8 +59,8 @@ export function checkSealChain(a: AccountSeals): CheckResult {
   };
 }
 
-/** The account's anchors in `dir` against its seals. */
-export async function checkAnchors(a: AccountSeals, dir: string, account: string): Promise<CheckResult> {
+/** The account's anchors in `dir` against its seals (readSeals', or AccountSeals.seals). */
+export async function checkAnchors(seals: readonly StoredSeal[], dir: string, account: string): Promise<CheckResult> {
   let anchors: ReadAnchor[];
   try {
     anchors = await readAnchors(dir, account);
@@ -69,7 +72,7 @@ export async function checkAnchors(a: AccountSeals, dir: string, account: string
       summary: `the anchors cannot be read: ${(err as Error).message}`,
     };
   }
-  const byHead = new Map(a.seals.map((s) => [s.head, s]));
+  const byHead = new Map(seals.map((s) => [s.head, s]));
   const anchoredHeads = new Set<string>();
   const problems: string[] = [];
   for (const { path, record } of anchors) {
@@ -89,7 +92,19 @@ export async function checkAnchors(a: AccountSeals, dir: string, account: string
     );
     if (differs.length > 0) problems.push(`${what}: the database's seal differs in ${differs.join(", ")}`);
   }
-  const unanchored = a.seals.filter((s) => !anchoredHeads.has(s.head));
+  const unanchored = seals.filter((s) => !anchoredHeads.has(s.head));
+  if (seals.length === 0 && anchors.length > 0) {
+    const periods = [...new Set(anchors.map((x) => x.record.seal.period))].sort();
+    return {
+      check: ANCHORS_CHECK,
+      subject: "account",
+      status: "fail",
+      summary:
+        `account "${account}" has ${anchors.length} close(s) anchored in ${dir} (${periods.join(", ")}) ` +
+        "and no seal in the database: its closes and seals were deleted",
+      details: { problems, anchors: anchors.length, periods },
+    };
+  }
   if (problems.length > 0)
     return {
       check: ANCHORS_CHECK,
@@ -112,9 +127,9 @@ export async function checkAnchors(a: AccountSeals, dir: string, account: string
   return {
     check: ANCHORS_CHECK,
     subject: "account",
-    status: a.seals.length === 0 ? "skipped" : "pass",
+    status: seals.length === 0 ? "skipped" : "pass",
     summary:
-      a.seals.length === 0
+      seals.length === 0
         ? "no closes yet"
         : `every close's seal matches its anchor in ${dir} (${anchors.length} anchor(s))`,
     details: { anchors: anchors.length },

@@ -5,6 +5,7 @@
 // Every figure is exact decimal text; sums come from PostgreSQL, the chain from decimal.js.
 import { Decimal } from "../store/numeric.ts";
 import { readCursor } from "../store/cursors.ts";
+import type { Prisma } from "../store/generated/client.ts";
 import type { Db } from "../store/prisma.ts";
 import { BILLS_STREAM } from "../streams/bills-core/stream-name.ts";
 import { checkBalanceContinuity, RULES, type CoinContinuity, type Rule } from "../verify/balance-continuity.ts";
@@ -94,7 +95,17 @@ export interface StatementOptions {
   maxGapMs?: number;
 }
 
-export async function buildStatement(db: Db, o: StatementOptions): Promise<Statement> {
+/**
+ * Where the statement reads: the Prisma client, each read then a statement of its own, or the client
+ * of an interactive transaction the caller opened (`db.$transaction(async (tx) => ...)`), so that
+ * every read sees that transaction's snapshot (the audit report's: periods/audit-report/read.ts).
+ */
+export type StatementDb = Db | Prisma.TransactionClient;
+
+export async function buildStatement(on: StatementDb, o: StatementOptions): Promise<Statement> {
+  // The reads take the client's type: a transaction's lacks only $connect, $disconnect, $on and
+  // $extends, which no read calls.
+  const db = on as Db;
   const { fromMs, toMs } = o.period;
   await refuseArchived(db, o.account, fromMs, toMs, `statement of ${o.period.label}`);
   const anchors = await anchorRows(db, o.account, fromMs, toMs);

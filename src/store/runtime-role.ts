@@ -31,9 +31,16 @@ export const RUNTIME_DELETE_TABLES = [
  * kept by triggers on bills that run as the owner (SECURITY DEFINER), so figures the BI views show
  * cannot be written past the bills, and the legal holds, which the worker only obeys: placing and
  * releasing one is the owner's act, like deleting books (its trigger refuses a release by any other
- * role, should a grant allow it).
+ * role, should a grant allow it), and the restore drills' records, which only an operator's `archive
+ * drill` writes (the worker never runs one, so it cannot record a drill that never ran).
  */
-export const RUNTIME_READ_ONLY_TABLES = ["_prisma_migrations", "daily_rollups", "rollup_rows", "legal_holds"] as const;
+export const RUNTIME_READ_ONLY_TABLES = [
+  "_prisma_migrations",
+  "daily_rollups",
+  "rollup_rows",
+  "legal_holds",
+  "restore_drills",
+] as const;
 
 export async function grantRuntime(db: Db, role: string, password?: string): Promise<void> {
   checkRoleName(role); // before connecting: a bad name is a usage error whatever the database

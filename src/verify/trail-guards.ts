@@ -32,6 +32,8 @@ export const GUARD_FUNCTIONS = {
   ledger_sync_legal_holds_guard: "b4bb92bd3eb2aededaf53c6c0ad0d13b8ef9ce93e22caf06380023efa3370c8d",
   // Migration period_closes (20261124210703).
   ledger_sync_period_close_chain: "79714b74dd5649e24eec8c868e774bcb793c9d3f5230e2ba85efc7b13a25dc73",
+  // Migration restore_drills (20261130000000).
+  ledger_sync_restore_drills_guard: "df627f9748ae7b8aeba264f7c15028b45d5e861c438b0bbcace295afffb5e3a3",
 } as const;
 
 export interface GuardTrigger {
@@ -91,6 +93,15 @@ export const TRAIL_GUARDS: Readonly<Record<string, readonly GuardTrigger[]>> = {
       fn: "ledger_sync_legal_holds_guard",
     },
     { name: "legal_holds_no_truncate", tgtype: BEFORE | TRUNCATE, fn: "ledger_sync_legal_holds_guard" },
+  ],
+  // Migration restore_drills (20261130000000): a drill's record is written once, never changed or removed.
+  restore_drills: [
+    {
+      name: "restore_drills_append_only",
+      tgtype: ROW | BEFORE | UPDATE | DELETE,
+      fn: "ledger_sync_restore_drills_guard",
+    },
+    { name: "restore_drills_no_truncate", tgtype: BEFORE | TRUNCATE, fn: "ledger_sync_restore_drills_guard" },
   ],
 };
 

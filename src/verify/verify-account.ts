@@ -125,7 +125,7 @@ export async function verifyAccount(db: Db, o: VerifyOptions): Promise<VerifyOut
   // The closes' chain, and their anchors outside the database, whatever the range: one rewritten
   // close is a rewrite of everything sealed after it.
   checks.push(checkSealChain(facts.seals));
-  if (o.anchorsDir !== undefined) checks.push(await checkAnchors(facts.seals, o.anchorsDir, o.account));
+  if (o.anchorsDir !== undefined) checks.push(await checkAnchors(facts.seals.seals, o.anchorsDir, o.account));
   return {
     report: accountReport(o.account, checks),
     continuity,

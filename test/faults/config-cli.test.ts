@@ -554,7 +554,7 @@ const FLAGS: Case[] = [
   {
     what: "verify: --account with no bills",
     args: ["verify", "--account", "nobody"],
-    says: /--account nobody: no bills are stored for that account/,
+    says: /--account nobody: no bills or closes are stored for that account/,
     migrated: true,
   },
   { what: "status: an unknown flag", args: ["status", "--all"], says: /unknown option '--all'/ },

@@ -54,7 +54,8 @@ export function registerVerify(program: Command): void {
     .option(
       "--anchors <dir>",
       "check every close's seal against its anchor in this directory (default: ANCHOR_DIR); a close rewritten " +
-        "in the database, even consistently by its owner, fails here",
+        "in the database, even consistently by its owner, fails here; every account folder in it is checked, " +
+        "also of an account with no bill left",
     )
     .option("--repair", "re-fetch the windows around each continuity break from the exchange, then verify again")
     .option(
@@ -79,36 +80,36 @@ export function registerVerify(program: Command): void {
         const { runCrossChecks } = await import("./cross-check-run.ts");
         return runCrossChecks(config, o);
       }
-      const [{ createDb }, { verifyAccount }, { accountsWithBills, inAccountOrder }, { reportWriter }] =
-        await Promise.all([
-          import("../../store/prisma.ts"),
-          import("../../verify/verify-account.ts"),
-          import("../../verify/verify-all.ts"),
-          import("./verify-output.ts"),
-        ]);
+      const [
+        { createDb },
+        { verifyAccount },
+        { accountsToVerify, accountsWithBills, inAccountOrder, unvisitedAnchorReports },
+        { reportWriter },
+      ] = await Promise.all([
+        import("../../store/prisma.ts"),
+        import("../../verify/verify-account.ts"),
+        import("../../verify/verify-all.ts"),
+        import("./verify-output.ts"),
+      ]);
       // Accounts checked at once, each on a connection: within DATABASE_POOL_MAX, as every process.
       const parallel = o.repair ? 1 : Math.max(1, Math.min(PARALLEL, config.database.poolMax - 1));
       const db = createDb(requireDatabaseUrl(config), { poolMax: parallel });
       let readers: ExchangeReaders | undefined;
       try {
+        const accounts = await accountsToVerify(db, o.account);
+        const known = !o.account || accounts.length > 0;
+        // The anchors of accounts nothing above visits (their bills all gone): checked, or their loss
+        // would pass unseen. With --account, only that account's folder.
+        const unvisited = anchors === undefined ? [] : await unvisitedAnchorReports(db, anchors, accounts, o.account);
         // An account with no bills would "pass" with nothing checked: a typo must not look like proof.
-        if (
-          o.account &&
-          !(
-            await db.$queryRawUnsafe<{ e: boolean }[]>(
-              "SELECT EXISTS (SELECT 1 FROM bills WHERE account_name = $1) AS e",
-              o.account,
-            )
-          )[0]!.e
-        ) {
+        if (!known && unvisited.length === 0) {
           throw new CliExit(
             EXIT.usage,
-            `--account ${o.account}: no bills are stored for that account ` +
+            `--account ${o.account}: no bills or closes are stored for that account ` +
               `(accounts with bills: ${(await accountsWithBills(db)).join(", ") || "none"})`,
           );
         }
-        const accounts = o.account ? [o.account] : await accountsWithBills(db);
-        if (accounts.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
+        if (accounts.length === 0 && unvisited.length === 0) throw new CliExit(EXIT.failed, "no bills to verify");
         // The wallet check is of now: a range ending earlier (--to) has no use for the exchange.
         if (o.exchange !== false && o.to === undefined)
           readers = await (await import("./verify-exchange-reader.ts")).exchangeReaders(config, db);
@@ -141,6 +142,11 @@ export function registerVerify(program: Command): void {
           progress?.clear();
           report.account(printed);
           progress?.account(bills);
+        }
+        progress?.clear();
+        for (const r of unvisited) {
+          ok &&= r.ok;
+          report.account(r);
         }
         report.end(ok);
         if (!ok) throw new CliExit(EXIT.failed, "verification failed: see the report");

@@ -7,7 +7,7 @@
 // (`openssl ts -verify -data F.json -in F.json.tsr -token_in -CAfile TSA-CA.pem`).
 // docs/design/audit-chain.md.
 import { constants } from "node:fs";
-import { access, mkdir, open, readdir, readFile } from "node:fs/promises";
+import { access, mkdir, open, readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   ANCHOR_RECORD_VERSION,
@@ -25,6 +25,20 @@ export class AnchorError extends Error {
 
 /** The account's folder: its name made safe for any file system (no separator, no dot-dot). */
 export const accountFolder = (account: string): string => encodeURIComponent(account).replace(/^\./, "%2E");
+
+/**
+ * The account whose folder is named `folder` (accountFolder's inverse), or undefined when no account's
+ * folder has that name: it does not decode, or decodes to a name that is written otherwise.
+ */
+export function folderAccount(folder: string): string | undefined {
+  let account: string;
+  try {
+    account = decodeURIComponent(folder);
+  } catch {
+    return undefined;
+  }
+  return account !== "" && accountFolder(account) === folder ? account : undefined;
+}
 
 export const anchorPath = (dir: string, s: StoredSeal): string =>
   join(dir, accountFolder(s.fields.account), `${s.fields.period}.close-${s.closeId}.json`);
@@ -127,3 +141,26 @@ export async function readAnchors(dir: string, account: string): Promise<ReadAnc
   }
   return anchors;
 }
+
+/**
+ * The folders directly under the anchors directory `dir`, sorted: one per account anchored there.
+ * Files beside them are not anchors (those are written into an account's folder) and are left out.
+ */
+export async function anchorFolders(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+    throw new AnchorError(`cannot read the anchors directory ${dir}: ${err.message}`);
+  });
+  const folders: string[] = [];
+  for (const e of entries) {
+    // A folder reached through a link counts as one (a mounted or synced copy may be made of links).
+    const folder = e.isDirectory() || (e.isSymbolicLink() && (await isDirectory(join(dir, e.name))));
+    if (folder) folders.push(e.name);
+  }
+  return folders.sort();
+}
+
+const isDirectory = (path: string) =>
+  stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );

@@ -1,10 +1,14 @@
 // The audit report of one account-month, read section by section (each file of this folder reads
-// one). Read-only: only SELECTs, so the grant-readonly role can run it. The sections are separate
-// reads, not one snapshot: a sync writing meanwhile may show in one section and not yet in another.
+// one), all in ONE transaction, REPEATABLE READ and READ ONLY: every section sees the same instant, so
+// a sync or a close committing meanwhile shows in all of them or in none, and the totals are of the
+// very bills the other sections list. Only SELECTs, so the grant-readonly role can run it. The
+// isolation and the read-only mode are set inside the transaction (SET TRANSACTION), so nothing
+// outlives it on the connection and a transaction-mode pooler serves it as any other.
 import type { Config } from "../../config/index.ts";
 import { iso, UsageError, type Period } from "../../statement/period.ts";
 import { buildStatement } from "../../statement/statement.ts";
-import type { Db } from "../../store/prisma.ts";
+import type { Prisma } from "../../store/generated/client.ts";
+import { TRANSACTION_OPTIONS, type Db } from "../../store/prisma.ts";
 import { readCloses } from "./closes.ts";
 import { readLateBills } from "./late-bills.ts";
 import type { AuditReport } from "./report.ts";
@@ -22,10 +26,28 @@ export interface AuditReportOptions {
   now?: Date;
 }
 
+/** The first statement of the report's transaction, before any read takes the snapshot. */
+export const AUDIT_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
+// Prisma ends an interactive transaction still open after `timeout`. The report's reads grow with the
+// month's bills, and a large month must not be cut short: the limit only guards against a transaction
+// nobody ends, which this one cannot be.
+const REPORT_TRANSACTION = { ...TRANSACTION_OPTIONS, timeout: 30 * 60_000 };
+
 export async function readAuditReport(db: Db, o: AuditReportOptions): Promise<AuditReport> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe(AUDIT_SNAPSHOT);
+    return readSections(tx, o);
+  }, REPORT_TRANSACTION);
+}
+
+async function readSections(tx: Prisma.TransactionClient, o: AuditReportOptions): Promise<AuditReport> {
   const { account, period } = o;
   // The statement first: it refuses a month whose bills are archived, before any other read.
-  const statement = await buildStatement(db, { account, period, coinNames: o.config.coinNames });
+  const statement = await buildStatement(tx, { account, period, coinNames: o.config.coinNames });
+  // The other sections' reads take the client's type: a transaction's lacks only $connect,
+  // $disconnect, $on and $extends, which no read calls.
+  const db = tx as Db;
   const runs = await readRuns(db, account, period.fromMs, period.toMs);
   const closes = await readCloses(db, account, period);
   // A month the account has nothing of is refused: a mistyped month must not read as a quiet one.

@@ -67,6 +67,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "position_history",
       "positions_current",
       "quarantine",
+      "restore_drills",
       "rollup_rows",
       "run_leases",
       "sync_runs",
