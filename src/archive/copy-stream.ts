@@ -20,6 +20,8 @@ class CopyOut implements pg.Submittable {
   private connection: pg.Connection | undefined;
   private rows: number | undefined;
   private sinkError: Error | undefined;
+  /** The socket is paused until the sink drains. */
+  private waiting = false;
 
   constructor(
     private readonly text: string,
@@ -42,16 +44,25 @@ class CopyOut implements pg.Submittable {
       this.sinkError = err as Error;
       return;
     }
-    if (more) return;
+    // The messages already read from the socket are handled whatever the pause: one wait is enough.
+    if (more || this.waiting) return;
     const stream = this.connection!.stream;
+    this.waiting = true;
     stream.pause();
     this.sink.drained().then(
-      () => stream.resume(),
+      () => this.release(),
       (err: unknown) => {
         this.sinkError = err as Error;
-        stream.resume();
+        this.release();
       },
     );
+  }
+
+  /** The socket read again. */
+  private release(): void {
+    if (!this.waiting) return;
+    this.waiting = false;
+    this.connection?.stream.resume();
   }
 
   handleCommandComplete(msg: { text: string }): void {
@@ -60,13 +71,17 @@ class CopyOut implements pg.Submittable {
   }
 
   handleReadyForQuery(): void {
+    // The COPY is over: what follows on the socket is the next query's. It must not wait for a drain
+    // that may never come (a file stream ended by the caller emits no 'drain'): that left the
+    // connection paused for good, and the next query on it hung.
+    this.release();
     if (this.sinkError !== undefined) this.reject(this.sinkError);
     else if (this.rows === undefined) this.reject(new Error("COPY ended without saying how many rows it wrote"));
     else this.resolve(this.rows);
   }
 
   handleError(err: Error): void {
-    this.connection?.stream.resume();
+    this.release();
     this.reject(err);
   }
 }

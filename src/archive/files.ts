@@ -62,9 +62,20 @@ export class FileSink extends HashSink {
     return this.stream.write(Buffer.from(chunk));
   }
 
+  /** Settles on 'drain', or once the file is ended (an ended stream emits no 'drain'). */
   override async drained(): Promise<void> {
     if (this.failure) throw this.failure;
-    if (this.stream.writableNeedDrain) await once(this.stream, "drain");
+    if (!this.stream.writableNeedDrain) return;
+    const stop = new AbortController();
+    try {
+      await Promise.race([
+        once(this.stream, "drain", { signal: stop.signal }),
+        once(this.stream, "finish", { signal: stop.signal }),
+        once(this.stream, "close", { signal: stop.signal }),
+      ]);
+    } finally {
+      stop.abort();
+    }
   }
 
   /** Ends the file, fsyncs it and renames PATH.partial to PATH. */
