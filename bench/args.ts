@@ -1,6 +1,7 @@
 // Command-line flags of `npm run bench`, parsed by commander as the CLI is. Defaults are the
 // sizes of issue 8; --small is a quick preset for checking the harness (any explicit flag wins).
 import { Command, InvalidArgumentError } from "commander";
+import { VOLUME_ORDERS, type VolumeOrder } from "./volume-generate.ts";
 
 export const ITEMS = [
   "ingest",
@@ -65,6 +66,8 @@ export interface BenchArgs {
   volumeRegistered: number;
   volumeKeep: boolean;
   volumeDatabase: string | undefined;
+  volumeOrder: VolumeOrder;
+  volumeAsArrived: boolean;
   /** Upgrade: bills over accounts at the schema before bill_rows, and the copy's concurrency. */
   upgradeBills: number;
   upgradeAccounts: number;
@@ -73,7 +76,10 @@ export interface BenchArgs {
   writeDoc: boolean;
 }
 
-const DEFAULTS: Omit<BenchArgs, "only" | "writeDoc" | "migrateBin" | "volumeKeep" | "volumeDatabase"> = {
+const DEFAULTS: Omit<
+  BenchArgs,
+  "only" | "writeDoc" | "migrateBin" | "volumeKeep" | "volumeDatabase" | "volumeOrder" | "volumeAsArrived"
+> = {
   bills: 200_000,
   upsertRows: 10_000,
   budgetBills: 50_000,
@@ -171,7 +177,7 @@ export const USAGE = `npm run bench -- [--only ${ITEMS.join(",")}] [--small] [--
   migrate:   --migrate-runs ${d.migrateRuns} --migrate-bin bin/ledger-sync.js (another checkout's CLI for a before figure)
   export:    --export-bills ${d.exportBills}
   rollups:   --rollups-bills ${d.rollupsBills.join(",")} --rollups-ingest-bills ${d.rollupsIngestBills}
-  volume:    --volume-bills ${d.volumeBills} --volume-accounts ${d.volumeAccounts} --volume-registered ${d.volumeRegistered} [--volume-keep | --volume-database <url>]
+  volume:    --volume-bills ${d.volumeBills} --volume-accounts ${d.volumeAccounts} --volume-registered ${d.volumeRegistered} [--volume-order arrival|account] [--volume-as-arrived] [--volume-keep | --volume-database <url>]
   upgrade:   --upgrade-bills ${d.upgradeBills} --upgrade-accounts ${d.upgradeAccounts} --upgrade-concurrency ${d.upgradeConcurrency}
   (defaults shown; --small: ${Object.entries(SMALL)
     .map(([k, v]) => `${k} ${v}`)
@@ -201,6 +207,16 @@ export function parseArgs(argv: string[]): BenchArgs {
     .option("--migrate-bin <path>", "the CLI the migrate item runs")
     .option("--volume-keep", "keep the volume item's database and print its URL")
     .option("--volume-database <url>", "the volume item's database: generated where missing, never dropped")
+    .option("--volume-as-arrived", "measure the volume item's months as written, without `storage compact` first")
+    .option(
+      "--volume-order <order>",
+      "the order the volume item writes its bills: arrival (default) or account",
+      (v: string) => {
+        if (!(VOLUME_ORDERS as readonly string[]).includes(v))
+          throw new InvalidArgumentError(`--volume-order takes ${VOLUME_ORDERS.join(" or ")}`);
+        return v as VolumeOrder;
+      },
+    )
     .option("--scaling-processes <list>", "process counts", (v: string) =>
       v.split(",").map((p) => positive("--scaling-processes", p)),
     )
@@ -221,6 +237,8 @@ export function parseArgs(argv: string[]): BenchArgs {
     migrateBin: (o.migrateBin as string | undefined) ?? "bin/ledger-sync.js",
     volumeKeep: o.volumeKeep === true,
     volumeDatabase: o.volumeDatabase as string | undefined,
+    volumeOrder: (o.volumeOrder as VolumeOrder | undefined) ?? "arrival",
+    volumeAsArrived: o.volumeAsArrived === true,
     only: (o.only as Item[] | undefined) ?? [...ITEMS],
     writeDoc: o.doc !== false,
   };

@@ -125,6 +125,8 @@ const RUNNERS: Record<Item, Runner> = {
         registered: a.volumeRegistered,
         keep: a.volumeKeep,
         databaseUrl: a.volumeDatabase,
+        order: a.volumeOrder,
+        asArrived: a.volumeAsArrived,
       }),
       sizeNote(a.volumeBills, "volumeBills"),
     ),

@@ -128,7 +128,12 @@ export async function upgradeBench(o: UpgradeOptions): Promise<UpgradeResult> {
     await c.connect();
     scope.add("close the upgrade connection", () => c.end());
     say(`generating ${int(o.bills)} bills over ${o.accounts} accounts at the old schema...`);
-    const generated = await generateVolume(c, { bills: o.bills, accounts: o.accounts, legacyTable: true });
+    const generated = await generateVolume(c, {
+      bills: o.bills,
+      accounts: o.accounts,
+      order: "account",
+      legacyTable: true,
+    });
     const closes = await closeEveryMonth(c);
     const legacyBytes = Number(
       (await c.query<{ b: string }>("SELECT pg_total_relation_size('bills')::text AS b")).rows[0]!.b,

@@ -127,11 +127,22 @@ export interface Generated {
   vacuumSeconds: number;
 }
 
+/**
+ * The order the bills reach the table: `arrival`, as a fleet's syncs write them (every account's
+ * bills of a month interleaved in time, so that an account's rows are spread over the month's heap
+ * and its keys arrive one by one in the middle of the indexes), or `account`, one account after
+ * another (each account's rows together, every index appended at its end: the layout a compaction
+ * gives a month, docs/design/bill-storage.md).
+ */
+export type VolumeOrder = "arrival" | "account";
+export const VOLUME_ORDERS: readonly VolumeOrder[] = ["arrival", "account"];
+
 export interface GenerateOptions {
   bills: number;
   accounts: number;
+  order: VolumeOrder;
   /** Told after each account. */
-  onProgress?: (p: { accountsDone: number; billsWritten: number; seconds: number }) => void;
+  onProgress?: (p: { accountsDone: number; billsWritten: number; seconds: number; phase?: string }) => void;
   /** Into the bills table of the schema before bill_rows (the upgrade bench's starting point). */
   legacyTable?: boolean;
 }
@@ -154,6 +165,7 @@ export async function generateVolume(c: pg.Client, o: GenerateOptions): Promise<
     [BILLS_STREAM, names, SPAN_TO_MS],
   );
   const done = new Set(rows.map((r) => r.account_name));
+  if (o.order === "arrival" && !o.legacyTable) return generateInArrivalOrder(c, o, names, done);
   const started = performance.now();
   let billsWritten = 0;
   let accountsWritten = 0;
@@ -179,8 +191,80 @@ export async function generateVolume(c: pg.Client, o: GenerateOptions): Promise<
     accountsWritten++;
     o.onProgress?.({ accountsDone: i + 1, billsWritten, seconds: (performance.now() - started) / 1000 });
   }
+  return { accountsWritten, billsWritten, ...(await settle(c, started)) };
+}
+
+/** The inserts' time since `started`, then VACUUM (ANALYZE) timed. */
+async function settle(c: pg.Client, started: number): Promise<{ seconds: number; vacuumSeconds: number }> {
   const seconds = (performance.now() - started) / 1000;
   const vacuumStarted = performance.now();
   await c.query("VACUUM (ANALYZE)");
-  return { accountsWritten, billsWritten, seconds, vacuumSeconds: (performance.now() - vacuumStarted) / 1000 };
+  return { seconds, vacuumSeconds: (performance.now() - vacuumStarted) / 1000 };
+}
+
+// Arrival order: each account's bills are generated whole (their balances chain over the account's
+// ledger) into an unlogged stage, then loaded a month at a time in time order across every account,
+// each month in one transaction that also empties it from the stage. Stopped anywhere, a run
+// resumes: an account with no cursor and nothing staged is staged again (loadBills leaves a bill
+// already stored as it is), and what is staged is loaded.
+const STAGE = "volume_stage";
+
+async function generateInArrivalOrder(
+  c: pg.Client,
+  o: GenerateOptions,
+  names: string[],
+  done: Set<string>,
+): Promise<Generated> {
+  const todo = names.map((account, i) => ({ account, i })).filter((a) => !done.has(a.account));
+  const [{ staging }] = (await c.query<{ staging: boolean }>(`SELECT to_regclass('${STAGE}') IS NOT NULL AS staging`))
+    .rows as [{ staging: boolean }];
+  if (todo.length === 0 && !staging) return { accountsWritten: 0, billsWritten: 0, seconds: 0, vacuumSeconds: 0 };
+  await c.query(`CREATE UNLOGGED TABLE IF NOT EXISTS ${STAGE} AS ${SELECT_SQL} WITH NO DATA`.replace(/\$\d/g, "NULL"));
+  const staged = new Set(
+    (await c.query<{ account_name: string }>(`SELECT DISTINCT account_name FROM ${STAGE}`)).rows.map(
+      (r) => r.account_name,
+    ),
+  );
+  const started = performance.now();
+  let billsWritten = 0;
+  for (const [k, { account, i }] of todo.entries()) {
+    const n = billsOf(i, o.bills, o.accounts);
+    if (!staged.has(account))
+      await c.query(`INSERT INTO ${STAGE} ${SELECT_SQL}`, [account, i, n, SPAN_FROM_MS, SPAN_TO_MS, ID_EPOCH_MS]);
+    billsWritten += n;
+    o.onProgress?.({
+      accountsDone: k + 1,
+      billsWritten,
+      seconds: (performance.now() - started) / 1000,
+      phase: "staged",
+    });
+  }
+  for (let from = new Date(SPAN_FROM_MS); from.getTime() < SPAN_TO_MS;) {
+    const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
+    const month = [from.getTime(), to.getTime()];
+    await c.query("BEGIN");
+    try {
+      await loadBillsIn(c, `SELECT * FROM ${STAGE} WHERE created_at_ms >= $1 AND created_at_ms < $2`, month, "time");
+      await c.query(`DELETE FROM ${STAGE} WHERE created_at_ms >= $1 AND created_at_ms < $2`, month);
+      await c.query("COMMIT");
+    } catch (err) {
+      await c.query("ROLLBACK");
+      throw err;
+    }
+    o.onProgress?.({
+      accountsDone: todo.length,
+      billsWritten,
+      seconds: (performance.now() - started) / 1000,
+      phase: `loaded ${from.toISOString().slice(0, 7)}`,
+    });
+    from = to;
+  }
+  await c.query(
+    `INSERT INTO sync_state (account_name, stream, cursor_ms, updated_at)
+     SELECT a, $2, $3, now() FROM unnest($1::text[]) AS a
+     ON CONFLICT DO NOTHING`,
+    [todo.map((a) => a.account), BILLS_STREAM, SPAN_TO_MS],
+  );
+  await c.query(`DROP TABLE ${STAGE}`);
+  return { accountsWritten: todo.length, billsWritten, ...(await settle(c, started)) };
 }

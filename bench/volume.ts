@@ -6,10 +6,11 @@
 //     [--volume-registered 10000] [--volume-keep | --volume-database <url>] [--no-doc]
 import pg from "pg";
 import { migrateDeploy } from "../src/store/migrate/index.ts";
+import { compactMonth, compactRollups, dueMonths } from "../src/store/month-compaction.ts";
 import { Cleanup } from "./cleanup.ts";
 import { benchDatabase } from "./postgres.ts";
 import { int, mb, type Row } from "./report.ts";
-import { generateVolume, volumeAccounts, type Generated } from "./volume-generate.ts";
+import { generateVolume, volumeAccounts, type Generated, type VolumeOrder } from "./volume-generate.ts";
 import {
   coldWarm,
   exportRuns,
@@ -37,10 +38,16 @@ export interface VolumeOptions {
   accounts: number;
   /** Accounts in the accounts table (the volume accounts among them). */
   registered: number;
+  /** The order the bills are written in (bench/volume-generate.ts). */
+  order: VolumeOrder;
+  /** Measure the months as written, without `storage compact` first. */
+  asArrived?: boolean;
 }
 
 export interface VolumeResult extends VolumeOptions {
   generated: Generated;
+  /** `storage compact` of every past month before the measures (null: --volume-as-arrived). */
+  compaction: { months: number; seconds: number; before: Storage } | null;
   /** Seconds to register the fleet (null: it was registered already). */
   fleetSeconds: number | null;
   sharedBuffers: string;
@@ -86,11 +93,24 @@ export async function measureVolume(
     ...o,
     onProgress: (p) =>
       tell(
-        `generated ${p.accountsDone}/${o.accounts} accounts, ${int(p.billsWritten)} bills in ${p.seconds.toFixed(0)} s ` +
-          `(${int(p.billsWritten / p.seconds)} bills/s)`,
-        p.accountsDone === o.accounts,
+        `${p.phase ?? "generated"} ${p.accountsDone}/${o.accounts} accounts, ${int(p.billsWritten)} bills in ` +
+          `${p.seconds.toFixed(0)} s (${int(p.billsWritten / p.seconds)} bills/s)`,
+        p.phase === undefined ? p.accountsDone === o.accounts : p.phase.startsWith("loaded"),
       ),
   });
+  // The past months compacted as `ledger-sync storage compact` does, unless measured as written.
+  let compaction: VolumeResult["compaction"] = null;
+  if (!o.asArrived) {
+    const before = await storage(c);
+    const due = await dueMonths(c, Date.now());
+    const started = performance.now();
+    for (const p of due) {
+      await compactMonth(c, p);
+      say(`compacted ${p.month}`);
+    }
+    if (due.length > 0) await compactRollups(c);
+    compaction = { months: due.length, seconds: (performance.now() - started) / 1000, before };
+  }
   const fleetSeconds = await seedVolumeFleet(c, { volumeAccounts: names, registered: o.registered });
   const [settings] = (await c.query<{ shared_buffers: string }>("SHOW shared_buffers")).rows;
   const s = await storage(c);
@@ -129,6 +149,7 @@ export async function measureVolume(
   return {
     ...o,
     generated,
+    compaction,
     fleetSeconds,
     sharedBuffers: settings!.shared_buffers,
     storage: s,
@@ -205,11 +226,21 @@ export function volumeRows(r: VolumeResult, note: string): Row[] {
         `${g.accountsWritten < r.accounts ? ` for ${g.accountsWritten} accounts, the others already there` : ""}`;
   const rows: Row[] = [
     [
-      `**${int(r.bills)} bills${note}, ${int(r.accounts)} accounts × a year**`,
+      `**${int(r.bills)} bills${note}, ${int(r.accounts)} accounts × a year, written in ${r.order} order**`,
       `${generation}; VACUUM (ANALYZE) ${g.vacuumSeconds.toFixed(0)} s; ` +
         `${int(Math.max(r.registered, r.accounts))} accounts registered` +
         `${r.fleetSeconds === null ? "" : ` in ${r.fleetSeconds.toFixed(0)} s`}; shared_buffers ${r.sharedBuffers}`,
     ],
+    ...(r.compaction === null
+      ? [["past months compacted (`storage compact`)", "no: measured as written (--volume-as-arrived)"] as Row]
+      : [
+          [
+            "past months compacted (`storage compact`)",
+            `${r.compaction.months} month(s) in ${r.compaction.seconds.toFixed(0)} s; bytes per bill before: ` +
+              `${perBill(r.compaction.before.totalBytes, r.compaction.before.bills)} (bill_rows indexes ` +
+              `${r.compaction.before.indexes.map((i) => `${i.name} ${perBill(i.bytes, r.compaction!.before.bills)}`).join(", ")})`,
+          ] as Row,
+        ]),
     [
       "bytes per bill, all-in (bills + bill_revisions + rollups)",
       `${perBill(s.totalBytes, s.bills)} (${s.tables.map((t) => `${t.name} ${mb(t.bytes)}`).join(", ")}); ` +
@@ -259,7 +290,7 @@ export function volumeRows(r: VolumeResult, note: string): Row[] {
 }
 
 export const VOLUME_METHOD = [
-  "Books (bench/volume-generate.ts): K accounts (acct-0000, ...), N/K bills each spread evenly over 2025-01-01 to 2026-01-01 UTC, one bill in ten in the same millisecond as the one before; the mix of bench/rollups-seed.ts (80% opens and closes, 12% funding, the rest fee income, liquidations and transfers; USDT over eight symbols, one bill in ten in USDC; amounts of 2 to 6 decimals, trade fees of 0.06%; raw as the v2 endpoint sends it, about 210 bytes). Balances chain per coin in ledger order from 0 (balance = previous + amount, fees inside the amounts: verify's plain rule). Bill ids: (ms since 2020) × 2^22 + a sequence, unique and increasing with time. Written by one INSERT ... SELECT over generate_series per account, with the account's bills cursor (span end) in the same transaction, into a freshly migrated database, so the guard and rollup triggers run; then VACUUM (ANALYZE). bills/s = bills ÷ the inserts' time.",
+  "Books (bench/volume-generate.ts): K accounts (acct-0000, ...), N/K bills each spread evenly over 2025-01-01 to 2026-01-01 UTC, one bill in ten in the same millisecond as the one before; the mix of bench/rollups-seed.ts (80% opens and closes, 12% funding, the rest fee income, liquidations and transfers; USDT over eight symbols, one bill in ten in USDC; amounts of 2 to 6 decimals, trade fees of 0.06%; raw as the v2 endpoint sends it, about 210 bytes). Balances chain per coin in ledger order from 0 (balance = previous + amount, fees inside the amounts: verify's plain rule). Bill ids: (ms since 2020) × 2^22 + a sequence, unique and increasing with time. Written into a freshly migrated database through loadBills (so the guard and rollup triggers run) in one of two orders (--volume-order): `arrival` (the default), as a fleet's syncs write them: every account generated whole into an unlogged stage, then each month loaded in one transaction in time order across all accounts, so an account's rows are spread over the month's heap and its keys arrive one at a time inside the indexes; `account`: one INSERT ... SELECT per account, with its bills cursor in the same transaction, each account's rows together and every index appended at its end (the layout `storage compact` gives a past month). Then VACUUM (ANALYZE). bills/s = bills ÷ the inserts' time. Then every past month is compacted as `ledger-sync storage compact` does (src/store/month-compaction.ts: CLUSTER on the primary key, indexes packed, then the rollups' indexes rebuilt), as an operator's monthly run leaves them, and the measures are of the compacted months; --volume-as-arrived measures the months as written instead.",
   "Fleet: the volume accounts plus the console fleet of test/console/fleet-fixture.ts up to 10,000 accounts, all in the accounts table, with bench/console-fleet.ts's rows per account (sync_state, 30 backfill windows, verify_state, 200 bills runs, quarantine) but no rollups (those accounts have no bills).",
   "Each figure is the time inside this process of the in-process function the command runs (no node start-up): `statement` = resolveAccount + buildStatement + the text rendering; `export` = runExport to a file in a temporary directory (rows/s = bills ÷ time); `verify --account` = verifyAccount with the default SYNC_LOOKBACK_MS and now = the bills cursor, no exchange; `verify` = the CLI's loop (its DISTINCT account list, then verifyAccount per account on one client), peak RSS = the highest process.memoryUsage().rss sampled every 10 ms; `status` = readFleet with the default settings; console = GET over loopback HTTP from `ledger-sync console`'s own server; BI views = `SELECT * FROM <view>` with a month's filter where the view has a day or a time, every row fetched as text over one pg connection.",
   "Cold = a measure's first run after the books were generated (statement, export, verify, the views and status each on a connection opened for it, its opening included; each measure on a different account, the first ones generated, likeliest out of shared_buffers). Warm = the second run, right after. The OS page cache cannot be dropped without root, so cold means out of PostgreSQL's shared_buffers at most, not off the disk.",

@@ -178,6 +178,9 @@ async function attachInTransaction(
   );
   // Every partition has its own no-truncate guard (migration partition_truncate_guard).
   await client.query("SELECT ledger_sync_guard_partition($1::regclass)", [month.partition]);
+  // Its indexes were built by the ATTACH at PostgreSQL's default fill; pages split from now on are
+  // packed as in every partition (migration partition_index_fill).
+  await client.query("SELECT ledger_sync_pack_indexes($1::regclass)", [month.partition]);
   // ATTACH fires no insert trigger: the rollups are what they were, and the view gives the archived bills.
   if ((await rollupsOfMonth(client, month)) !== before)
     throw new Error(`daily_rollups of ${month.label} changed when the partition was attached: not attached`);

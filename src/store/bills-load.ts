@@ -26,11 +26,24 @@ export async function loadBills(db: Db, select: string, ...params: unknown[]): P
   );
 }
 
+/**
+ * The order rows go into the table: `ledger` (the default), each account's bills together in ledger
+ * order, so the heap holds an account's month in a few pages and every index is appended at its end;
+ * `time`, every account's bills interleaved by time, as a fleet's syncs write them (the volume
+ * bench's arrival order).
+ */
+export type LoadOrder = "ledger" | "time";
+
 /** The same inside the caller's transaction on a pg client (BEGIN before, COMMIT after). */
-export async function loadBillsIn(client: pg.ClientBase, select: string, params: unknown[]): Promise<number> {
+export async function loadBillsIn(
+  client: pg.ClientBase,
+  select: string,
+  params: unknown[],
+  order: LoadOrder = "ledger",
+): Promise<number> {
   await client.query(stageSql(select), params);
   await client.query(MONTHS);
-  return (await client.query(LOAD)).rowCount ?? 0;
+  return (await client.query(order === "ledger" ? LOAD : LOAD.replace(LEDGER_ORDER, TIME_ORDER))).rowCount ?? 0;
 }
 
 // The rows, once (a SELECT of random() or a sequence must not run twice), dropped at commit.
@@ -41,6 +54,9 @@ const stageSql = (select: string) => `CREATE TEMP TABLE ledger_sync_load ON COMM
 const MONTHS = `SELECT ledger_sync_bill_months(min(at)::date, max(at)::date) FROM (
   SELECT timestamptz 'epoch' + created_at_ms::bigint * interval '1 millisecond' AS at FROM ledger_sync_load) s
 WHERE at IS NOT NULL`;
+
+const LEDGER_ORDER = "ORDER BY a.id, s.at, s.id";
+const TIME_ORDER = "ORDER BY s.at, a.id, s.id";
 
 const LOAD = `
 WITH src AS (
@@ -83,5 +99,5 @@ JOIN accounts a ON a.name = s.account_name
 JOIN terms c ON c.term = s.coin
 LEFT JOIN terms y ON y.term = s.symbol
 JOIN terms t ON t.term = s.business_type
-ORDER BY a.id, s.at, s.id
+${LEDGER_ORDER}
 ON CONFLICT (account_id, created_at, bill_id) DO NOTHING`;

@@ -40,6 +40,8 @@ export const RUNTIME_READ_ONLY_TABLES = [
   "rollup_rows",
   "legal_holds",
   "restore_drills",
+  // Which months `storage compact` rebuilt: the owner's command writes it (REINDEX is the owner's).
+  "compacted_months",
 ] as const;
 
 export async function grantRuntime(db: Db, role: string, password?: string): Promise<void> {

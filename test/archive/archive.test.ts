@@ -490,8 +490,16 @@ describe("archive detach, then attach", () => {
       expect(now!.digest).toBe(c.digest);
       await verifyClean(account);
     }
-    // The partition is a partition like the others: its guard refuses a delete.
+    // The partition is a partition like the others: its guard refuses a delete, and its B-tree
+    // indexes pack the pages they split (migration partition_index_fill).
     await expect(q("DELETE FROM bill_rows WHERE created_at < '2025-02-01'")).rejects.toThrow(/never deleted/);
+    const fills = await q<{ index: string; options: string[] | null }>(
+      `SELECT c.relname AS index, c.reloptions AS options FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+       WHERE i.indrelid = 'bill_rows_2025_01'::regclass AND am.amname = 'btree'`,
+    );
+    expect(fills.length).toBeGreaterThanOrEqual(2);
+    for (const f of fills) expect(f.options, f.index).toContain("fillfactor=100");
   });
 
   it("attach refuses when the month's partition exists and holds bills", async () => {

@@ -13,7 +13,7 @@ import { measureVolume, volumeRows, type VolumeResult } from "../../bench/volume
 import { migrateDeploy } from "../../src/store/migrate/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
-const SIZE = { bills: 20_000, accounts: 4, registered: 20 };
+const SIZE = { bills: 20_000, accounts: 4, registered: 20, order: "arrival" } as const;
 let database: TestDatabase;
 let c: pg.Client;
 let scope: Cleanup;
@@ -115,6 +115,21 @@ describe("volume bench at CI size", () => {
        ) d`,
     );
     expect(differ.n).toBe(0);
+  });
+
+  it("writes in arrival order, then compacts every past month as `storage compact` does", async () => {
+    // Written interleaved by time, the months took more room than once rewritten in ledger order.
+    expect(r.compaction).toMatchObject({ months: 12 });
+    expect(r.compaction!.before.bills).toBe(SIZE.bills);
+    expect(r.compaction!.before.totalBytes).toBeGreaterThan(r.storage.totalBytes);
+    // Compacted: one run of consecutive heap rows per account.
+    const runs = await one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (
+         SELECT account_id IS DISTINCT FROM lag(account_id) OVER (ORDER BY ctid) AS starts FROM bill_rows_2025_03) x
+       WHERE starts`,
+    );
+    expect(runs.n).toBe(SIZE.accounts);
+    expect((await one<{ stage: string | null }>("SELECT to_regclass('volume_stage')::text AS stage")).stage).toBeNull();
   });
 
   it("generates nothing again for accounts already there", async () => {

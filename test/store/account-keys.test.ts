@@ -29,6 +29,8 @@ const EXEMPT: Record<string, string> = {
   bill_forms: "the payloads' forms, shared by bills of one shape (a reference table)",
   // The months archived: a partition is every account's month, so its record is too (a row a month).
   archived_months: "the archived months, fleet-wide (a reference table)",
+  // The months whose partition indexes were rebuilt: a partition is every account's month.
+  compacted_months: "the compacted months, fleet-wide (a reference table)",
   // A restore drill loads an archived month, every account's bills of it, and checks them all.
   restore_drills: "the restore drills of archived months, fleet-wide (a reference table)",
   // Prisma's migration history: a handful of rows written by `migrate` only, never distributed.

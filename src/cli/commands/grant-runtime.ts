@@ -7,7 +7,8 @@ export function registerGrantRuntime(program: Command): void {
     .command("grant-runtime <role>")
     .description(
       "create or update the role the worker and the sync commands run as: it reads every table, inserts and " +
-        "updates rows (not in the migration history, the BI rollups or the legal holds), deletes only expired " +
+        "updates rows (not in the migration history, the BI rollups, the legal holds, the restore drills' or the " +
+        "compactions' records), deletes only expired " +
         "snapshot history " +
         "and checked wallet readings, and cannot drop, truncate, alter or disable a trigger on the books (run as " +
         "the schema's owner; creating the role needs CREATEROLE)",
@@ -25,7 +26,9 @@ export function registerGrantRuntime(program: Command): void {
         await refusalsAsUsage(() => grantRuntime(db, role, password));
         process.stdout.write(
           `role ${role}: SELECT on every table, INSERT and UPDATE on all but the migration history, the ` +
-            `rollups and the legal holds, DELETE on snapshot history and wallet readings` +
+            `rollups, the legal holds and the restore drills' and compactions' records, DELETE on snapshot ` +
+            `history and ` +
+            `wallet readings` +
             `${password ? ", can log in" : " (add --password-env to let a new role log in)"}\n`,
         );
       } finally {

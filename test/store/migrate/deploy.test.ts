@@ -57,6 +57,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "close_seals",
       "collateral_current",
       "collateral_history",
+      "compacted_months",
       "exchange_profiles",
       "fee_settings",
       "legal_holds",
