@@ -120,7 +120,7 @@ const NOT_TABLES = new Set(["set", "lateral", "unnest", "json_to_recordset", "se
 function kindOf(text: string): string {
   const verb = /^\s*(WITH|SELECT|INSERT|UPDATE|DELETE)/i.exec(text)?.[1]?.toUpperCase() ?? text.slice(0, 20);
   const ctes = new Set([...text.matchAll(/(?:WITH|,)\s*(\w+)\s+AS\s*\(/gi)].map((m) => m[1]!.toLowerCase()));
-  const tables = [...text.matchAll(/(?:FROM|INTO|UPDATE|JOIN)\s+(?:"public"\.)?"?([a-z_]+)/gi)]
+  const tables = [...text.matchAll(/\b(?:FROM|INTO|UPDATE|JOIN)\s+(?:"public"\.)?"?([a-z_]+)/gi)]
     .map((m) => m[1]!.toLowerCase())
     .filter((t) => !ctes.has(t) && !NOT_TABLES.has(t) && t.length > 1);
   return `${verb} ${[...new Set(tables)].join(", ")}`.trim();

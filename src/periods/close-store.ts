@@ -55,17 +55,7 @@ export interface CloseFilter {
 /** The current close of every closed period that matches, in account and period order. */
 export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<PeriodCloseRow[]> {
   const rows = await db.$queryRawUnsafe<Row[]>(
-    `SELECT p.id::text, p.account_name AS account, p.period, p.period_start_ms::text AS from_ms,
-            p.period_end_ms::text AS to_ms, p.bill_count, p.digest, p.closed_by, p.db_user, p.closed_at,
-            p.supersedes::text, p.rollforward->>'status' AS rollforward, p.untied_reason,
-            (SELECT count(*)::int FROM period_closes x WHERE x.account_name = p.account_name
-               AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes,
-            ${closeFormSql("p")} AS form
-     FROM period_closes p
-     WHERE NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.account_name = p.account_name AND n.supersedes = p.id)
-       AND ($1::text IS NULL OR p.account_name = $1)
-       AND ((p.period_end_ms > $2::bigint AND p.period_start_ms <= $3::bigint) OR p.id::text = ANY($4::text[]))
-     ORDER BY p.account_name, p.period_start_ms, p.period_end_ms`,
+    currentClosesSql("$1", "$2", "$3", "$4"),
     f.account ?? null,
     String(f.fromMs ?? Number.MIN_SAFE_INTEGER),
     String(f.toMs ?? Number.MAX_SAFE_INTEGER),
@@ -88,4 +78,23 @@ export async function currentCloses(db: Db, f: CloseFilter = {}): Promise<Period
     untiedReason: r.untied_reason,
     form: r.form,
   }));
+}
+
+/**
+ * SQL of currentCloses' rows; the arguments are SQL expressions (parameters, or another statement's
+ * values when it embeds this one) of the account (NULL: all), the range and the ids (text[]).
+ */
+export function currentClosesSql(account: string, fromMs: string, toMs: string, orIds: string): string {
+  return `SELECT p.id::text, p.account_name AS account, p.period, p.period_start_ms::text AS from_ms,
+            p.period_end_ms::text AS to_ms, p.bill_count, p.digest, p.closed_by, p.db_user, p.closed_at,
+            p.supersedes::text, p.rollforward->>'status' AS rollforward, p.untied_reason,
+            (SELECT count(*)::int FROM period_closes x WHERE x.account_name = p.account_name
+               AND x.period_start_ms = p.period_start_ms AND x.period_end_ms = p.period_end_ms) AS closes,
+            ${closeFormSql("p")} AS form
+     FROM period_closes p
+     WHERE NOT EXISTS (SELECT 1 FROM period_closes n WHERE n.account_name = p.account_name AND n.supersedes = p.id)
+       AND (${account}::text IS NULL OR p.account_name = ${account})
+       AND ((p.period_end_ms > ${fromMs}::bigint AND p.period_start_ms <= ${toMs}::bigint)
+            OR p.id::text = ANY(${orIds}::text[]))
+     ORDER BY p.account_name, p.period_start_ms, p.period_end_ms`;
 }

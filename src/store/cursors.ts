@@ -8,6 +8,13 @@ export async function readCursor(db: Db, accountName: string, stream: string): P
 }
 
 /**
+ * SQL of the stored cursor (`cursor_ms`, bigint; no row before the first completed window) for
+ * another statement to embed; the arguments are SQL expressions of the account and the stream.
+ */
+export const cursorSql = (account: string, stream: string): string =>
+  `SELECT cursor_ms FROM sync_state WHERE account_name = ${account} AND stream = ${stream}`;
+
+/**
  * Where a stream paged by the exchange's cursor resumes (sync_state.resume), or null between
  * ranges. Returned as stored: the stream validates its shape.
  */

@@ -64,8 +64,9 @@ const COLUMNS =
   "account_name, page_size, page_size_capped, max_span_ms, history_ms, filter_offset_ms, " +
   "start_inclusive, end_inclusive, has_next_page, updated_at";
 
-// bigint columns come back as bigint; these are ms durations far below 2^53, so a number is exact.
-function msOrNull(v: bigint | null): number | null {
+// bigint columns come back as bigint (as a number through JSON); these are ms durations far below
+// 2^53, so a number is exact.
+function msOrNull(v: bigint | number | null): number | null {
   return v === null ? null : Number(v);
 }
 
@@ -82,12 +83,21 @@ function toFacts(r: ProfileRow): ExchangeFacts {
   };
 }
 
+/**
+ * SQL of the account's stored facts (no row when none), for readExchangeFacts and for another
+ * statement to embed (toExchangeFacts reads its row, also as JSON); `account` is an SQL expression.
+ */
+export const exchangeFactsSql = (account: string): string =>
+  `SELECT ${COLUMNS} FROM exchange_profiles WHERE account_name = ${account}`;
+
+/** The facts of exchangeFactsSql's row, as the driver gives it or as row_to_json does. */
+export function toExchangeFacts(row: object): ExchangeFacts {
+  return toFacts(row as ProfileRow);
+}
+
 /** The account's learnt facts, or undefined when none are stored. */
 export async function readExchangeFacts(db: Db, account: string): Promise<ExchangeFacts | undefined> {
-  const rows = await db.$queryRawUnsafe<ProfileRow[]>(
-    `SELECT ${COLUMNS} FROM exchange_profiles WHERE account_name = $1`,
-    account,
-  );
+  const rows = await db.$queryRawUnsafe<ProfileRow[]>(exchangeFactsSql("$1"), account);
   return rows[0] ? toFacts(rows[0]) : undefined;
 }
 

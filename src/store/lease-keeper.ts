@@ -23,7 +23,9 @@ import {
   takeLease,
   type RunFence,
   type RunLockGroup,
+  type TakeRider,
 } from "./run-lease.ts";
+import type { SqlPart } from "./sql-part.ts";
 
 export interface RunLock {
   /** Aborted when the lease is lost (or the keeper closes): stop writing. */
@@ -34,7 +36,14 @@ export interface RunLock {
   interruptedRuns: number;
   /** The holder taken over because its process was gone (kill -9), if any. */
   tookOverFrom?: string;
-  release(): Promise<void>;
+  /** The columns the take's rider added to its answer (tryAcquire's `rider`). */
+  carried?: Record<string, unknown>;
+  /**
+   * Frees the leases. `carry`, a write of the run's end, goes in the release's statement (of the
+   * first group); true when it did, false when it did not (the lease was lost, or the release
+   * failed and was sent again without it): the caller then still has to write it.
+   */
+  release(carry?: SqlPart): Promise<boolean>;
 }
 
 export interface AcquireOptions {
@@ -45,8 +54,11 @@ export interface AcquireOptions {
 }
 
 export interface LeaseKeeper {
-  /** The leases of `groups` (taken in a fixed order), or undefined when another holder has one of them. */
-  tryAcquire(account: string, groups: RunLockGroup[]): Promise<RunLock | undefined>;
+  /**
+   * The leases of `groups` (taken in a fixed order), or undefined when another holder has one of
+   * them. `rider` goes with the first group's take (run-lease.ts, TakeRider).
+   */
+  tryAcquire(account: string, groups: RunLockGroup[], rider?: TakeRider): Promise<RunLock | undefined>;
   /** Like tryAcquire, but throws AccountBusyError (at once, or when `wait` gives up). */
   acquire(account: string, groups: RunLockGroup[], o?: AcquireOptions): Promise<RunLock>;
   /** Leases held right now (for metrics and tests). */
@@ -74,6 +86,11 @@ interface Held {
 }
 
 const key = (group: RunLockGroup, account: string) => `${group}:${account}`;
+const succeeds = (p: Promise<unknown>) =>
+  p.then(
+    () => true,
+    () => false,
+  );
 
 // Leases every keeper of this process holds or is taking, by key: a lease row in this process's
 // name that none of them has is an orphan of a lost answer (takeLease's reclaimOwn).
@@ -148,26 +165,35 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
   );
   timer.unref();
 
-  const letGo = async (k: string, h: Held) => {
-    if (held.get(k) !== h) return;
+  /** Frees one lease, with `carry` if given; true when `carry` went with it. */
+  const letGo = async (k: string, h: Held, carry?: SqlPart): Promise<boolean> => {
+    if (held.get(k) !== h) return false;
     held.delete(k);
     leave(k);
+    if (!h.fence) return false;
+    // A release that failed with its cargo is tried alone: the cargo's failure must not keep the lease.
+    if (carry && (await succeeds(releaseLease(pool, h.fence, carry)))) return true;
     // Not freed (the database away): it expires after RUN_LEASE_MS.
-    if (h.fence) await releaseLease(pool, h.fence).catch(() => undefined);
+    await releaseLease(pool, h.fence).catch(() => undefined);
+    return false;
   };
 
   /** One group's lease, or undefined (busy). Throws on database errors. */
   const takeOne = async (
     account: string,
     group: RunLockGroup,
-  ): Promise<{ k: string; h: Held; interruptedRuns: number; tookOverFrom?: string } | { busy: string }> => {
+    rider?: TakeRider,
+  ): Promise<
+    | { k: string; h: Held; interruptedRuns: number; tookOverFrom?: string; carried?: Record<string, unknown> }
+    | { busy: string }
+  > => {
     const k = key(group, account);
     if (held.has(k)) return { busy: `another run of this ${o.what}` };
     const h: Held = { fence: undefined, lost: new AbortController() };
     held.set(k, h);
     enter(k);
     try {
-      const r = await takeLease(pool, account, group, o.what, o.ttlMs, inProcess.get(k) === 1);
+      const r = await takeLease(pool, account, group, o.what, o.ttlMs, inProcess.get(k) === 1, rider);
       if ("busy" in r) {
         held.delete(k);
         leave(k);
@@ -175,10 +201,16 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
       }
       h.fence = r.fence;
       if (closed) {
-        await letGo(k, h);
+        await letGo(k, h, r.carried && rider?.unused?.(r.carried));
         throw new Error("the run lease keeper is closed");
       }
-      return { k, h, interruptedRuns: r.interruptedRuns, ...(r.tookOverFrom ? { tookOverFrom: r.tookOverFrom } : {}) };
+      return {
+        k,
+        h,
+        interruptedRuns: r.interruptedRuns,
+        ...(r.tookOverFrom ? { tookOverFrom: r.tookOverFrom } : {}),
+        ...(r.carried ? { carried: r.carried } : {}),
+      };
     } catch (err) {
       if (held.get(k) === h && !h.fence) {
         held.delete(k);
@@ -191,18 +223,28 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
   const tryTake = async (
     account: string,
     groups: RunLockGroup[],
+    rider?: TakeRider,
   ): Promise<RunLock | { busy: string; group: RunLockGroup }> => {
     if (closed) throw new Error("the run lease keeper is closed");
     const taken: { k: string; h: Held; interruptedRuns: number; tookOverFrom?: string }[] = [];
-    const releaseAll = () => Promise.all(taken.map((t) => letGo(t.k, t.h))).then(() => undefined);
+    // The rider goes with the first group's take; unused (another group busy, an error), it is undone.
+    let carried: Record<string, unknown> | undefined;
+    const undo = () => (carried && rider?.unused?.(carried)) || undefined;
+    const releaseAll = async (carry?: SqlPart) => {
+      const [first, ...rest] = taken;
+      const carriedIt = first ? await letGo(first.k, first.h, carry) : false;
+      await Promise.all(rest.map((t) => letGo(t.k, t.h)));
+      return carriedIt;
+    };
     try {
       for (const group of GROUP_ORDER.filter((g) => groups.includes(g))) {
-        const r = await takeOne(account, group);
+        const r = await takeOne(account, group, taken.length === 0 ? rider : undefined);
         if ("busy" in r) {
-          await releaseAll();
+          await releaseAll(undo());
           return { busy: r.busy, group };
         }
         taken.push(r);
+        carried ??= r.carried;
       }
       const interruptedRuns = taken.reduce((n, t) => n + t.interruptedRuns, 0);
       const tookOverFrom = taken.find((t) => t.tookOverFrom)?.tookOverFrom;
@@ -211,17 +253,18 @@ export function createLeaseKeeper(poolConfig: pg.PoolConfig, o: LeaseKeeperOptio
         fences: Object.fromEntries(taken.map((t) => [t.h.fence!.group, t.h.fence!])),
         interruptedRuns,
         ...(tookOverFrom ? { tookOverFrom } : {}),
+        ...(carried ? { carried } : {}),
         release: releaseAll,
       };
     } catch (err) {
-      await releaseAll();
+      await releaseAll(undo());
       throw err;
     }
   };
 
   return {
-    async tryAcquire(account, groups) {
-      const r = await tryTake(account, groups);
+    async tryAcquire(account, groups, rider) {
+      const r = await tryTake(account, groups, rider);
       return "busy" in r ? undefined : r;
     },
 
@@ -266,7 +309,13 @@ export async function acquireRunLease(
   const keeper = createLeaseKeeper(poolConfig, { ttlMs: o.ttlMs, what: o.what });
   try {
     const lock = await keeper.acquire(account, groups, o);
-    return { ...lock, release: () => keeper.close() };
+    return {
+      ...lock,
+      release: async () => {
+        await keeper.close();
+        return false;
+      },
+    };
   } catch (err) {
     await keeper.close();
     throw err;

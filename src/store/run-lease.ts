@@ -7,6 +7,7 @@
 // lease-keeper.ts takes, renews and releases them for a process. docs/design/run-leases.md.
 import type pg from "pg";
 import { isProvablyGone, thisProcess } from "./process-identity.ts";
+import { carried, type SqlPart } from "./sql-part.ts";
 
 /** What a lease covers: the bills streams (incremental, backfill windows, repairs) or the snapshots. */
 export type RunLockGroup = "bills" | "snapshots";
@@ -93,8 +94,27 @@ WITH taken AS (
   WHERE account_name = $1 AND outcome = 'running' AND stream LIKE ANY($9::text[])
     AND EXISTS (SELECT 1 FROM taken)
   RETURNING 1
-)
-SELECT token, (SELECT count(*)::int FROM interrupted) AS interrupted FROM taken`;
+)`;
+const TAKE_ANSWER = "token, (SELECT count(*)::int FROM interrupted) AS interrupted";
+const TAKE_PARAMETERS = 10;
+
+/**
+ * What a take carries (store/sql-part.ts, one statement): a run's first reads and writes, in WITH
+ * items after the take's own, and the columns they add to its answer. An item may name `taken`
+ * (the lease's row, present when the take succeeded): a write guarded by `EXISTS (SELECT 1 FROM
+ * taken)` happens only with the lease. The items read the database as the statement began: a take
+ * that waited for a fenced write in flight (a taken-over holder's last) does not see that write.
+ */
+export interface TakeRider {
+  /** The items ("name AS (...)") and the answer's columns; `param(i)` names the i-th value (from 1). */
+  sql(param: (i: number) => string): { items: string[]; columns: string[] };
+  values: unknown[];
+  /**
+   * What the release carries when the take's answer cannot be used (the keeper closed meanwhile, or
+   * another group of the same acquisition was busy): undoes the items' writes, given their columns.
+   */
+  unused?(carried: Record<string, unknown>): SqlPart;
+}
 
 const PEEK = `
 SELECT token::text AS token, holder, holder_namespace, holder_pid, holder_started
@@ -113,8 +133,13 @@ UPDATE run_leases SET holder = NULL, holder_namespace = NULL, holder_pid = NULL,
   expires_at = now()
 WHERE account_name = $1 AND stream_group = $2 AND token = $3::bigint`;
 
-/** A lease taken (with how many of the group's runs it marked interrupted), or who holds it. */
-export type TakeResult = { fence: RunFence; interruptedRuns: number; tookOverFrom?: string } | { busy: string };
+/**
+ * A lease taken (with how many of the group's runs it marked interrupted, and the columns its rider
+ * added), or who holds it.
+ */
+export type TakeResult =
+  | { fence: RunFence; interruptedRuns: number; tookOverFrom?: string; carried?: Record<string, unknown> }
+  | { busy: string };
 
 /**
  * Takes the lease of (`account`, `group`) for this process, described as `what` ("worker",
@@ -132,12 +157,18 @@ export async function takeLease(
    * its connection, or a release that never arrived) and is taken over at once, by its token.
    */
   reclaimOwn = false,
+  /** Goes with every attempt to take (the one that succeeds is the one whose writes stay). */
+  rider?: TakeRider,
 ): Promise<TakeResult> {
   const me = thisProcess();
   const holder = `${me.host} pid ${me.pid} ${what}`;
+  const ridden = rider?.sql((i) => `$${TAKE_PARAMETERS + i}`);
+  const text =
+    `${TAKE}${ridden?.items.map((item) => `, ${item}`).join("") ?? ""}\n` +
+    `SELECT ${[TAKE_ANSWER, ...(ridden?.columns ?? [])].join(", ")} FROM taken`;
   const take = async (abandoned: string | null) => {
     const row = (
-      await q.query<{ token: string; interrupted: number }>(TAKE, [
+      await q.query<{ token: string; interrupted: number } & Record<string, unknown>>(text, [
         account,
         group,
         holder,
@@ -148,9 +179,16 @@ export async function takeLease(
         abandoned,
         GROUP_STREAMS[group],
         INTERRUPTED_RUN_ERROR,
+        ...(rider?.values ?? []),
       ])
     ).rows[0];
-    return row && { fence: { account, group, token: row.token }, interruptedRuns: row.interrupted };
+    if (!row) return undefined;
+    const { token, interrupted, ...columns } = row;
+    return {
+      fence: { account, group, token },
+      interruptedRuns: interrupted,
+      ...(rider ? { carried: columns } : {}),
+    };
   };
   const taken = await take(null);
   if (taken) return taken;
@@ -193,9 +231,19 @@ export async function renewLeases(q: LeaseQueryable, fences: RunFence[], ttlMs: 
   return new Set(rows.map((r) => `${r.stream_group}:${r.account_name}`));
 }
 
-/** Frees the lease if this token still holds it, so the next run starts at once. */
-export async function releaseLease(q: LeaseQueryable, fence: RunFence): Promise<void> {
-  await q.query(RELEASE, [fence.account, fence.group, fence.token]);
+/**
+ * Frees the lease if this token still holds it, so the next run starts at once. `carry`, a write of
+ * the run's end (the verify's state), goes in the same statement: both commit or neither does, and
+ * it is written whether the token still holds the lease or not, as it would be alone.
+ */
+export async function releaseLease(q: LeaseQueryable, fence: RunFence, carry?: SqlPart): Promise<void> {
+  const own = [fence.account, fence.group, fence.token];
+  if (!carry) {
+    await q.query(RELEASE, own);
+    return;
+  }
+  const c = carried(carry, "carried", own.length);
+  await q.query(`WITH ${c.item}${RELEASE}`, [...own, ...c.values]);
 }
 
 /** The fence check as a SQL expression over three parameters (account, group, token). */

@@ -125,6 +125,23 @@ export async function pendingReadings(db: Db, account: string): Promise<WalletRe
 }
 
 /**
+ * SQL of newestReadings' rows; `account` and `maxAtMs` are SQL expressions (parameters, or another
+ * statement's values when it embeds this one).
+ */
+export const newestReadingsSql = (account: string, maxAtMs: string): string =>
+  `SELECT r.*, EXISTS (SELECT 1 FROM wallet_readings WHERE account_name = ${account})
+                 OR EXISTS (SELECT 1 FROM wallet_checks WHERE account_name = ${account}) AS any_stored
+     FROM (SELECT 1) one
+     LEFT JOIN LATERAL (
+       SELECT DISTINCT ON (coin, source) coin, source, observed_at_ms::text, figures FROM (
+         SELECT coin, source, observed_at_ms, figures FROM wallet_readings WHERE account_name = ${account}
+         UNION ALL
+         SELECT coin, source, observed_at_ms, figures FROM wallet_checks WHERE account_name = ${account}
+       ) r WHERE ${maxAtMs}::bigint IS NULL OR observed_at_ms <= ${maxAtMs}::bigint
+       ORDER BY coin, source, observed_at_ms DESC
+     ) r ON true`;
+
+/**
  * The newest reading of each coin and source at or before `maxAtMs`: pending, or the one last
  * compared; and whether the account has any reading at all (so that "none that old" and "none yet"
  * are told apart in the same round trip).
@@ -135,17 +152,7 @@ export async function newestReadings(
   maxAtMs?: number,
 ): Promise<{ readings: WalletReading[]; anyStored: boolean }> {
   const rows = await db.$queryRawUnsafe<(Partial<ReadingRow> & { any_stored: boolean })[]>(
-    `SELECT r.*, EXISTS (SELECT 1 FROM wallet_readings WHERE account_name = $1)
-                 OR EXISTS (SELECT 1 FROM wallet_checks WHERE account_name = $1) AS any_stored
-     FROM (SELECT 1) one
-     LEFT JOIN LATERAL (
-       SELECT DISTINCT ON (coin, source) coin, source, observed_at_ms::text, figures FROM (
-         SELECT coin, source, observed_at_ms, figures FROM wallet_readings WHERE account_name = $1
-         UNION ALL
-         SELECT coin, source, observed_at_ms, figures FROM wallet_checks WHERE account_name = $1
-       ) r WHERE $2::bigint IS NULL OR observed_at_ms <= $2::bigint
-       ORDER BY coin, source, observed_at_ms DESC
-     ) r ON true`,
+    newestReadingsSql("$1", "$2"),
     account,
     maxAtMs === undefined ? null : String(maxAtMs),
   );

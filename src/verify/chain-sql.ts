@@ -28,15 +28,25 @@ const ROWS = `bill_rows b WHERE b.account_id = ${accountKey("$1")}`;
 
 const WHOLE = `SELECT ${COLUMNS}, true AS in_range FROM ${ROWS}`;
 
+/** A range's bounds as SQL expressions of epoch ms: the parameters $2 and $3 unless embedded. */
+export interface SpanBounds {
+  fromMs: string;
+  toMs: string;
+}
+
+const PARAMETERS: SpanBounds = { fromMs: "$2", toMs: "$3" };
+
 // The range on created_at, which both indexes lead with after the account: an incremental verify
-// reads only the new bills, and only the months they are in. Each coin's anchor is its last bill
-// before the range, found through index 2, or carried out of an archived month (ledger_sync_last_bill):
-// only its balance counts.
-const RANGED = `
-  WITH r AS (
+// reads only the new bills, and only the months they are in.
+const inRange = (b: SpanBounds) => `
     SELECT ${COLUMNS}, true AS in_range
-    FROM ${ROWS} AND b.created_at >= ${instantOf("$2")}
-      AND b.created_at <= ${instantOf("least($3::bigint, 9000000000000000)")}
+    FROM ${ROWS} AND b.created_at >= ${instantOf(b.fromMs)}
+      AND b.created_at <= ${instantOf(`least(${b.toMs}::bigint, 9000000000000000)`)}`;
+
+// Each coin's anchor is its last bill before the range, found through index 2, or carried out of an
+// archived month (ledger_sync_last_bill): only its balance counts.
+const RANGED = `
+  WITH r AS (${inRange(PARAMETERS)}
   ),
   anchor AS (
     SELECT a.*, false AS in_range FROM (SELECT DISTINCT coin_key FROM r) k
@@ -46,6 +56,14 @@ const RANGED = `
     ) a
   )
   SELECT * FROM r UNION ALL SELECT * FROM anchor`;
+
+/**
+ * True when the range holds no bill, `b` its bounds as expressions of another statement ($1 still
+ * the account): countsSql of that range then has no row, since it counts only the bills in range
+ * (a coin's anchor is read only for a coin that has one). Another statement can so learn that a
+ * range's counts are empty without planning their read.
+ */
+export const noBillInRangeSql = (b: SpanBounds): string => `NOT EXISTS (${inRange(b)})`;
 
 const source = (s: ChainSpan) => (isWholeHistory(s) ? WHOLE : RANGED);
 

@@ -8,6 +8,7 @@ import type { ExchangeClient } from "../../exchange/http-client.ts";
 import { NO_FACTS, readExchangeFacts, saveExchangeFacts, type ExchangeFacts } from "../../store/exchange-profiles.ts";
 import type { Db } from "../../store/prisma.ts";
 import type { RunFence } from "../../store/run-lease.ts";
+import type { OpenedRun } from "../../store/sync-runs.ts";
 import { ExchangeProfile, type ExchangeLimitsSetting } from "./exchange-profile.ts";
 
 export interface BillsAccountSync {
@@ -31,6 +32,16 @@ export interface BillsAccountSync {
    * moves it.
    */
   cursorAsRead?: number | null;
+  /**
+   * The exchange facts as the caller already read them holding the run's lease (null: none
+   * stored), so the run does not read them again.
+   */
+  profileAsRead?: ExchangeFacts | null;
+  /**
+   * The run's sync_runs row, opened by the statement that took the lease (../bills/job-start.ts):
+   * the run finishes it instead of opening one, when it is this run's (stream and window).
+   */
+  openedRun?: OpenedRun;
   limit?: number;
   /**
    * Told how long after its creation each bill an incremental run adds was first stored (ms):
@@ -80,7 +91,8 @@ export interface LoadedProfile {
 
 /** What earlier runs of this account learnt of the exchange, with the user's limits. */
 export async function loadExchangeProfile(o: BillsAccountSync, pageLimit: number): Promise<LoadedProfile> {
-  const stored = await readExchangeFacts(o.db, o.accountName);
+  const stored =
+    o.profileAsRead !== undefined ? (o.profileAsRead ?? undefined) : await readExchangeFacts(o.db, o.accountName);
   const profile = new ExchangeProfile(pageLimit, stored ?? NO_FACTS, o.exchangeLimits);
   const before = stored && factsText(stored);
   return {

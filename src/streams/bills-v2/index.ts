@@ -45,6 +45,7 @@ export async function syncAccountBillsV2(
       ),
     runFigures,
     () => o.signal?.aborted === true,
+    o.openedRun,
   ).finally(saveProfile);
   warnOfHistoryHorizon(logger, summary, fromMs, toMs);
   logger.info(summary, "bills sync finished");

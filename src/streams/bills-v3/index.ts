@@ -105,6 +105,7 @@ export async function syncAccountIncome(o: BillsAccountSync, plan: BillsRunPlan)
       },
     }),
     () => o.signal?.aborted === true,
+    o.openedRun,
   ).finally(saveProfile);
   logger.info(summary, "bills sync finished");
   return summary;

@@ -9,6 +9,7 @@ import { BILLS_STREAM } from "../bills-core/stream-name.ts";
 import type { BillsSyncSummary } from "../bills-core/sync-summary.ts";
 import { syncAccountBillsV2 } from "../bills-v2/index.ts";
 import { syncAccountIncome } from "../bills-v3/index.ts";
+import { incrementalStart } from "./incremental-start.ts";
 
 export type { BillsAccountSync, BillsBookmark } from "../bills-core/account-sync.ts";
 export { RangeRefusedError, TimeFilterIgnoredError } from "../bills-core/errors.ts";
@@ -17,10 +18,7 @@ export { BILLS_STREAM } from "../bills-core/stream-name.ts";
 export type { BillsSyncSummary } from "../bills-core/sync-summary.ts";
 export { UnsplittableMillisecondError } from "../bills-v2/errors.ts";
 
-/** Incremental start: the cursor minus the lookback, or BACKFILL_FROM on the first run. */
-export function incrementalStart(cursorMs: number | undefined, backfillFromMs: number, lookbackMs: number): number {
-  return cursorMs === undefined ? backfillFromMs : Math.max(0, cursorMs + 1 - lookbackMs);
-}
+export { incrementalStart } from "./incremental-start.ts";
 
 /** The stream name a run is recorded under in sync_runs. */
 export const REPAIR_STREAM = "bills-repair";
@@ -31,7 +29,8 @@ export async function syncAccountBills(o: BillsAccountSync): Promise<BillsSyncSu
     throw new Error("a backfill window or a re-read needs fromMs and untilMs");
   const ownWindow = b !== undefined && "window" in b;
   const cursorStream = b === undefined ? BILLS_STREAM : "window" in b ? b.window : null;
-  if (b !== undefined && o.cursorAsRead !== undefined) throw new Error("cursorAsRead is the incremental cursor's");
+  if (b !== undefined && (o.cursorAsRead !== undefined || o.openedRun !== undefined))
+    throw new Error("cursorAsRead and openedRun are the incremental run's");
   const cursor =
     cursorStream === null
       ? undefined
