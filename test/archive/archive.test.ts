@@ -15,6 +15,7 @@ import { isFailing, describeCheck } from "../../src/verify/report.ts";
 import { verifyAccount } from "../../src/verify/verify-account.ts";
 import { runCli } from "../support/cli.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { storeBooks } from "./store-books.ts";
 
 const ACCOUNTS = ["alpha", "beta"];
 const MONTHS = ["2025-01", "2025-02", "2025-03"];
@@ -179,21 +180,7 @@ let before: {
 beforeAll(async () => {
   t = await createMigratedDb();
   out = await mkdtemp(join(tmpdir(), "ledger-sync-archive-"));
-  await q(
-    `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at,
-                        created_at_ms, raw, transfer_reason)
-     SELECT account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee,
-            timestamptz 'epoch' + created_at_ms * interval '1 millisecond', created_at_ms, raw, transfer_reason
-     FROM json_to_recordset($1::json) AS x(account_name text, bill_id text, coin text, symbol text, business_type text,
-          amount numeric, balance numeric, fill_fee numeric, created_at_ms bigint, raw jsonb, transfer_reason text)`,
-    JSON.stringify(books()),
-  );
-  for (const account of ACCOUNTS)
-    await q(
-      "INSERT INTO sync_state (account_name, stream, cursor_ms) VALUES ($1, 'bills', $2::bigint)",
-      account,
-      String(END + LOOKBACK_MS),
-    );
+  await storeBooks(q, books(), ACCOUNTS, END + LOOKBACK_MS);
   for (const account of ACCOUNTS) expect((await close(account)).status).toBe("closed");
 });
 afterAll(async () => {

@@ -22,6 +22,7 @@ import { runCli, type CliResult } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
 import { closeWithRoles } from "../support/roles.ts";
+import { storeBooks } from "./store-books.ts";
 
 const ACCOUNTS = ["alpha", "beta", "gamma"];
 const JAN = monthPeriod("2025-01");
@@ -97,21 +98,7 @@ beforeAll(async () => {
   out = await mkdtemp(join(tmpdir(), "ledger-sync-drill-archive-"));
   anchors = await mkdtemp(join(tmpdir(), "ledger-sync-drill-anchors-"));
   scratch = await mkdtemp(join(tmpdir(), "ledger-sync-drill-scratch-"));
-  await q(
-    `INSERT INTO bills (account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee, created_at,
-                        created_at_ms, raw, transfer_reason)
-     SELECT account_name, bill_id, coin, symbol, business_type, amount, balance, fill_fee,
-            timestamptz 'epoch' + created_at_ms * interval '1 millisecond', created_at_ms, raw, transfer_reason
-     FROM json_to_recordset($1::json) AS x(account_name text, bill_id text, coin text, symbol text, business_type text,
-          amount numeric, balance numeric, fill_fee numeric, created_at_ms bigint, raw jsonb, transfer_reason text)`,
-    JSON.stringify(books()),
-  );
-  for (const account of ACCOUNTS)
-    await q(
-      "INSERT INTO sync_state (account_name, stream, cursor_ms) VALUES ($1, 'bills', $2::bigint)",
-      account,
-      String(END + LOOKBACK_MS),
-    );
+  await storeBooks(q, books(), ACCOUNTS, END + LOOKBACK_MS);
   // gamma's close as made before the chain (form 1 digest, no seal), sealed by migrate's data step.
   await q(
     `INSERT INTO period_closes (account_name, period, period_start, period_end, period_start_ms, period_end_ms,

@@ -5,11 +5,11 @@
 // so a change that adds a round trip to every job of a fleet fails here, and checks that what the
 // joined statements carry is still written.
 import type { Job } from "bullmq";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processBills } from "../../src/jobs/processors/bills.ts";
 import type { JobData } from "../../src/jobs/queues.ts";
 import { createJobContext, type JobContext } from "../support/job-context.ts";
+import { statementsOf } from "../support/statements-sent.ts";
 
 let j: JobContext;
 beforeAll(async () => {
@@ -22,23 +22,6 @@ afterAll(async () => {
 
 const runJob = () => processBills(j.ctx, { data: { account: "quiet" } } as Job<JobData["bills"]>);
 
-/** The statements `body` sends through any pg client of this process, white space folded. */
-async function statementsOf(body: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const c = args[0] as string | { text?: string };
-    sent.push((typeof c === "string" ? c : (c?.text ?? "")).replace(/\s+/g, " ").trim());
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    await body();
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-  return sent;
-}
-
 const one = <T>(rows: T[]) => rows[0]!;
 
 describe("a quiet account's bills job", () => {
@@ -50,7 +33,7 @@ describe("a quiet account's bills job", () => {
     const verifiedBefore = await read(
       "SELECT last_run_at, write_seq::text, check_from_ms::text FROM verify_state WHERE account_name = 'quiet'",
     );
-    const sent = await statementsOf(runJob);
+    const { sent } = await statementsOf(runJob);
     expect(sent.length, sent.join("\n")).toBeLessThanOrEqual(4);
     const [take, write, verify, release] = sent;
     // The take reads the cursor and the profile, marks interrupted runs and opens the run.

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLeaseKeeper } from "../../src/store/lease-keeper.ts";
 import type { SqlPart } from "../../src/store/sql-part.ts";
 import { createMigratedDb, type MigratedDb } from "../support/migrated-db.ts";
+import { statementsOf } from "../support/statements-sent.ts";
 
 let t: MigratedDb;
 let pool: pg.Pool;
@@ -28,22 +29,6 @@ const probed = async (account: string) =>
 const holder = async (account: string) =>
   (await pool.query<{ holder: string | null }>("SELECT holder FROM run_leases WHERE account_name = $1", [account]))
     .rows[0]?.holder;
-
-/** The statements `body` sends through any pg client of this process. */
-async function statementsOf<T>(body: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const c = args[0] as string | { text?: string };
-    sent.push((typeof c === "string" ? c : (c?.text ?? "")).replace(/\s+/g, " ").trim());
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    return { result: await body(), sent };
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-}
 
 describe("a lease's release carrying a write", () => {
   it("frees the lease and writes the cargo in one statement", async () => {

@@ -4,7 +4,6 @@
 // answered, the report is the one the database gives; an account with nothing new sends nothing
 // more; whatever does not hold (a bill in the range, a close in it, anything else sent first) is read
 // from the database.
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePeriod } from "../../src/periods/close-period.ts";
 import { changedCloseIds } from "../../src/periods/closed-period-check.ts";
@@ -12,6 +11,7 @@ import { newestReadings, recordReadings, type WalletReading } from "../../src/st
 import { beginIncrementalVerify, verifyIncrementally, type IncrementalStart } from "../../src/verify/incremental.ts";
 import { verifyAccount } from "../../src/verify/verify-account.ts";
 import { COIN_NAMES, JULY, snapshotAt, storeQuietBill, syncedBooks, type Books } from "../periods/fixture.ts";
+import { statementsOf } from "../support/statements-sent.ts";
 
 const LOOKBACK = 600_000;
 let b: Books;
@@ -31,22 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await b.close();
 });
-
-/** The statements `body` sends through any pg client of this process, white space folded. */
-async function statementsOf<T>(body: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const c = args[0] as string | { text?: string };
-    sent.push((typeof c === "string" ? c : (c?.text ?? "")).replace(/\s+/g, " ").trim());
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    return { result: await body(), sent };
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-}
 
 const NOW = Date.UTC(2026, 8, 21);
 const coinNames: Record<string, string> = {};

@@ -10,6 +10,7 @@ import { recordRun } from "../../../src/store/sync-runs.ts";
 import { incrementalStart, incrementalStartSql } from "../../../src/streams/bills/incremental-start.ts";
 import { billsJobRider, readBillsJobStart } from "../../../src/streams/bills/job-start.ts";
 import { createMigratedDb, type MigratedDb } from "../../support/migrated-db.ts";
+import { statementsOf } from "../../support/statements-sent.ts";
 
 let t: MigratedDb;
 let pool: pg.Pool;
@@ -37,22 +38,6 @@ const runsOf = async (account: string) =>
       [account],
     )
   ).rows;
-
-/** The statements `body` sends through any pg client of this process. */
-async function statementsOf<T>(body: () => Promise<T>): Promise<{ result: T; sent: string[] }> {
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const c = args[0] as string | { text?: string };
-    sent.push((typeof c === "string" ? c : (c?.text ?? "")).replace(/\s+/g, " ").trim());
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    return { result: await body(), sent };
-  } finally {
-    pg.Client.prototype.query = query;
-  }
-}
 
 describe("the bills job's start", () => {
   it("computes the run's start in SQL as the plan does", async () => {
