@@ -15,7 +15,8 @@ export interface ExportOutput {
   discard(): Promise<void>;
 }
 
-const WHY: Record<string, string> = {
+/** Why a place cannot be written, by the error's code: for "cannot write there (...)". */
+export const UNWRITABLE_WHY: Readonly<Record<string, string>> = {
   ENOENT: "no such directory",
   ENOTDIR: "a part of the path is not a directory",
   EACCES: "permission denied",
@@ -41,7 +42,7 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
     handle = await open(partial, "wx");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? "";
-    throw new UnwritableOutputError(`--out ${path}: cannot write there (${WHY[code] ?? code})`);
+    throw new UnwritableOutputError(`--out ${path}: cannot write there (${UNWRITABLE_WHY[code] ?? code})`);
   }
   // The stream closes the file when it ends or is destroyed.
   const stream = handle.createWriteStream();

@@ -27,12 +27,13 @@ export function answering(db: Db, answers: readonly ReadAnswer[]): Db {
   const left = new Map(answers.map((a) => [keyOf(a.text, a.values), a.rows]));
   if (left.size === 0) return db;
   const query = (text: string, ...values: unknown[]) => {
-    const rows = left.get(keyOf(text, values));
+    const key = keyOf(text, values);
+    const rows = left.get(key);
     if (rows === undefined) {
       left.clear();
       return db.$queryRawUnsafe(text, ...values);
     }
-    left.delete(keyOf(text, values));
+    left.delete(key);
     return Promise.resolve(rows);
   };
   return new Proxy(db, {

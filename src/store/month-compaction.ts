@@ -71,7 +71,7 @@ export async function dueMonths(client: pg.ClientBase, nowMs: number, settleMs =
 }
 
 /** Waited for the month's lock before giving up (the rewrite itself is not limited). */
-export const LOCK_WAIT = "10s";
+const LOCK_WAIT = "10s";
 
 /** The partition's bytes: heap (with TOAST) and indexes. */
 async function sizes(client: pg.ClientBase, partition: string): Promise<{ table: number; indexes: number }> {

@@ -132,12 +132,9 @@ export async function recordRun<T>(
     throw err;
   }
   const f = figures(result);
-  const end = finishRunPart(start.accountName, id, { ...f, outcome: f.outcome ?? "ok" });
-  if (opened?.finishLater) opened.finish = end;
-  else {
-    const { text, values } = alone(end);
-    await db.$executeRawUnsafe(text, ...values);
-  }
+  const end: RunEnd = { ...f, outcome: f.outcome ?? "ok" };
+  if (opened?.finishLater) opened.finish = finishRunPart(start.accountName, id, end);
+  else await finishRun(db, start.accountName, id, end);
   return result;
 }
 

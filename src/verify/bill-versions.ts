@@ -92,7 +92,11 @@ export async function readBillVersions(
 ): Promise<Map<string, { versions: BillVersion[]; source: string | null; stored: boolean }>> {
   const rows = await db.$queryRawUnsafe<VersionRow[]>(VERSIONS_SQL, account, billIds);
   const byBill = new Map<string, VersionRow[]>();
-  for (const r of rows) byBill.set(r.bill_id, [...(byBill.get(r.bill_id) ?? []), r]);
+  for (const r of rows) {
+    const held = byBill.get(r.bill_id);
+    if (held) held.push(r);
+    else byBill.set(r.bill_id, [r]);
+  }
   const out = new Map<string, { versions: BillVersion[]; source: string | null; stored: boolean }>();
   for (const [billId, held] of byBill) {
     const current = held.find((r) => r.revision_id === null);

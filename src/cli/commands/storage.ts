@@ -56,9 +56,8 @@ export function registerStorage(program: Command): void {
         "on the primary key): an account's month then reads from a few consecutive pages instead of one page a bill, " +
         "and the primary key takes half the space a fleet's interleaved writes leave. The month being rewritten is " +
         "locked meanwhile (its reads and writes wait; other months' do not). Run it as the tables' owner (the role " +
-        "that runs `migrate`), monthly, e.g. from cron; a month counts as past once its end is a day and the " +
-        "lookback " +
-        'behind. See docs/operations.md, "Compacting past months"',
+        "that runs `migrate`), monthly, e.g. from cron; a month counts as past once its end is a day (or " +
+        'SYNC_LOOKBACK_MS, if longer) behind. See docs/operations.md, "Compacting past months"',
     )
     .option("--month <YYYY-MM>", "compact this month only, even if it was compacted before")
     .option("--json", "print the outcome as JSON")

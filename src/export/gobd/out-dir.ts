@@ -6,13 +6,10 @@
 import { mkdir, open, readdir, rename, rm, stat, writeFile, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { ExportRequestError } from "../export-errors.ts";
+import { UNWRITABLE_WHY } from "../export-output.ts";
 
 const WHY: Record<string, string> = {
-  ENOENT: "no such directory",
-  ENOTDIR: "a part of the path is not a directory",
-  EACCES: "permission denied",
-  EPERM: "permission denied",
-  EROFS: "read-only file system",
+  ...UNWRITABLE_WHY,
   EEXIST: "a partial directory of this process is in the way",
 };
 
