@@ -6,12 +6,22 @@
 // socket read, whatever the size of the export and however slow the output.
 // A reader that stops early (an error, an interrupt) ends the connection: the server stops at once,
 // and the transaction goes with it (a read-only snapshot: nothing to undo).
+// A binary COPY's pages hold its rows alone: the file header that comes before the first row and the
+// end marker after the last are checked and taken off, so a page is whole rows (binary-rows.ts).
 import type pg from "pg";
 
 export interface CopyPage {
   bytes: Buffer;
   rows: number;
 }
+
+/** What the COPY's options say: text (text or csv) or binary. */
+export type CopyFormat = "text" | "binary";
+
+/** PostgreSQL's binary COPY signature: "PGCOPY\n\377\r\n\0". */
+const BINARY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
+/** The signature, the flags field and the header extension's length. */
+const BINARY_HEADER_BYTES = BINARY_SIGNATURE.length + 8;
 
 type Outcome = { rows: number } | { error: Error };
 
@@ -23,11 +33,19 @@ class CopyOut implements pg.Submittable {
   private rows = 0;
   private served: number | undefined;
   private wake: () => void = () => undefined;
+  /** Binary: the header not yet seen / the end marker seen. */
+  private headerDue: boolean;
+  private ended = false;
+  /** Set once the data was found not to be what was asked for. */
+  malformed = false;
 
   constructor(
     private readonly text: string,
     private readonly pageSize: number,
-  ) {}
+    private readonly format: CopyFormat,
+  ) {
+    this.headerDue = format === "binary";
+  }
 
   submit(connection: pg.Connection): void {
     this.connection = connection;
@@ -35,11 +53,41 @@ class CopyOut implements pg.Submittable {
   }
 
   handleCopyData(msg: { chunk: Buffer }): void {
-    this.page.add(msg.chunk);
+    if (this.malformed) return;
+    const row = this.format === "binary" ? this.binaryRow(msg.chunk) : msg.chunk;
+    if (row === undefined) return;
+    this.page.add(row);
     this.rows++;
     if (this.page.rows < this.pageSize) return;
     this.flush();
     this.connection!.stream.pause();
+  }
+
+  /** A message's row, with the file header taken off the first; undefined when it holds none. */
+  private binaryRow(chunk: Buffer): Buffer | undefined {
+    if (this.ended) return this.malform("data after its end marker");
+    let row = chunk;
+    if (this.headerDue) {
+      if (chunk.length < BINARY_HEADER_BYTES || !chunk.subarray(0, BINARY_SIGNATURE.length).equals(BINARY_SIGNATURE))
+        return this.malform("the data does not begin with PostgreSQL's binary COPY signature");
+      const extension = chunk.readUInt32BE(BINARY_SIGNATURE.length + 4);
+      if (chunk.length < BINARY_HEADER_BYTES + extension)
+        return this.malform("the header's extension is longer than its message");
+      row = chunk.subarray(BINARY_HEADER_BYTES + extension);
+      this.headerDue = false;
+    }
+    if (row.length === 2 && row.readInt16BE(0) === -1) {
+      this.ended = true;
+      return undefined;
+    }
+    return row.length === 0 ? undefined : row;
+  }
+
+  /** Data that is not a binary COPY: the reader is told, and the connection is ended (it is mid-COPY). */
+  private malform(why: string): undefined {
+    this.malformed = true;
+    this.end({ error: new Error(`binary COPY: ${why}`) });
+    return undefined;
   }
 
   handleCommandComplete(msg: { text: string }): void {
@@ -49,8 +97,11 @@ class CopyOut implements pg.Submittable {
 
   handleReadyForQuery(): void {
     this.flush();
-    const counted = this.served === this.rows;
-    this.end(counted ? { rows: this.rows } : { error: new Error(`COPY said ${this.served} rows, ${this.rows} came`) });
+    if (this.served !== this.rows) this.end({ error: new Error(`COPY said ${this.served} rows, ${this.rows} came`) });
+    // (A statement that failed ended the COPY already; a binary COPY that ended well sent its marker.)
+    else if (this.format === "binary" && this.served !== undefined && !this.ended)
+      this.end({ error: new Error("binary COPY: it ended without its end marker") });
+    else this.end({ rows: this.rows });
   }
 
   handleError(error: Error): void {
@@ -107,9 +158,17 @@ class PageBytes {
   }
 }
 
-/** The pages of `sql`, a COPY ... TO STDOUT (statements before it, such as a SET LOCAL, may precede it). */
-export async function* copyPages(client: pg.ClientBase, sql: string, pageSize: number): AsyncGenerator<CopyPage> {
-  const copy = client.query(new CopyOut(sql, pageSize));
+/**
+ * The pages of `sql`, a COPY ... TO STDOUT (statements before it, such as a SET LOCAL, may precede it),
+ * whose options ask for `format`.
+ */
+export async function* copyPages(
+  client: pg.ClientBase,
+  sql: string,
+  pageSize: number,
+  format: CopyFormat = "text",
+): AsyncGenerator<CopyPage> {
+  const copy = client.query(new CopyOut(sql, pageSize, format));
   try {
     for (;;) {
       const page = copy.take();
@@ -120,6 +179,6 @@ export async function* copyPages(client: pg.ClientBase, sql: string, pageSize: n
     }
   } finally {
     // Stopped before the COPY's end: the connection is mid-COPY and of no further use.
-    if (copy.outcome === undefined) await (client as pg.Client).end();
+    if (copy.outcome === undefined || copy.malformed) await (client as pg.Client).end();
   }
 }

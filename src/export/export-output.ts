@@ -1,6 +1,8 @@
 // Where an export goes: stdout ("-"), or a file that appears only complete. The file is written as
 // FILE.partial-<pid> beside it and renamed to FILE once the last line is on disk; a failed or
-// interrupted export deletes its partial file, so no half-written FILE is ever left behind.
+// interrupted export deletes its partial file, so no half-written FILE is ever left behind. A path
+// that is not a file (a FIFO, /dev/null, a terminal) is written as it is: renaming a file over it
+// would replace the device or the pipe with a file.
 import { once } from "node:events";
 import { open, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import type { Writable } from "node:stream";
@@ -31,11 +33,9 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
   if (path === "-") {
     return { stream: process.stdout, end: false, commit: async () => undefined, discard: async () => undefined };
   }
-  const isDirectory = await stat(path).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  if (isDirectory) throw new UnwritableOutputError(`--out ${path}: is a directory; name a file`);
+  const existing = await stat(path).catch(() => undefined);
+  if (existing?.isDirectory()) throw new UnwritableOutputError(`--out ${path}: is a directory; name a file`);
+  if (existing !== undefined && !existing.isFile()) return openSpecial(path);
   const partial = `${path}.partial-${process.pid}`;
   let handle: FileHandle;
   try {
@@ -61,6 +61,30 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
       // just before, and `once(stream, "close")` would reject with that, hiding why the export ended.
       if (!stream.closed) await new Promise<void>((done) => stream.destroy().once("close", () => done()));
       await unlink(partial).catch(() => undefined);
+    },
+  };
+}
+
+/** A device, FIFO or socket: written in place; nothing to name, nothing to delete. */
+async function openSpecial(path: string): Promise<ExportOutput> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, "w");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "";
+    throw new UnwritableOutputError(`--out ${path}: cannot write there (${UNWRITABLE_WHY[code] ?? code})`);
+  }
+  const stream = handle.createWriteStream();
+  const closed = async () => {
+    if (!stream.closed) await new Promise<void>((done) => stream.once("close", () => done()));
+  };
+  return {
+    stream,
+    end: true,
+    commit: closed,
+    discard: async () => {
+      stream.destroy();
+      await closed();
     },
   };
 }

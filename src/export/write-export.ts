@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type pg from "pg";
 import { ledgerCopy, type BillsRange } from "../store/bills-read.ts";
 import { copyPages } from "./copy-pages.ts";
-import type { CopiedLines, ExportFormat } from "./export-format.ts";
+import type { CopiedLines, ExportFormat, RenderedLines } from "./export-format.ts";
 import type { TaxRow } from "./tax-row.ts";
 import { taxRows } from "./tax-rows.ts";
 
@@ -46,14 +46,15 @@ export async function writeExport(o: ExportRun): Promise<ExportTotals> {
     }
     return chunk;
   }
-  async function* billChunks(lines: CopiedLines) {
-    const sql = ledgerCopy(o.range, lines.columns, lines.options);
-    for await (const page of copyPages(o.client, sql, pageSize)) {
+  async function* billChunks(lines: CopiedLines | RenderedLines) {
+    const rendered = "render" in lines;
+    const sql = ledgerCopy(o.range, lines.columns, rendered ? "FORMAT binary" : lines.options);
+    for await (const page of copyPages(o.client, sql, pageSize, rendered ? "binary" : "text")) {
       o.signal.throwIfAborted();
       totals.bills += page.rows;
       totals.lines += page.rows;
       o.onPage?.(totals.bills);
-      yield page.bytes;
+      yield rendered ? lines.render(page) : page.bytes;
     }
   }
   async function* taxChunks(line: (row: TaxRow) => string) {

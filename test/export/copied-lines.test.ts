@@ -18,6 +18,22 @@ const CONTROLS = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)
 const AWKWARD = [`${CONTROLS}\u007f`, 'say "hi", \\ then\r\nmore', "", "\u2028\u2029 é 😀 \\u0041", "\\", ","];
 const ACCOUNT = `o'brien "\\" ,\n\t😀`;
 const FIRST_MS = 1_767_225_600_123;
+/**
+ * Seen times beside the usual: infinite; before 1970 and before 2000 (negative offsets); beyond 2285
+ * (past a double's exact microseconds); the first and the last instant four-digit years can write.
+ */
+const FIRST_SEEN: Record<number, string> = {
+  7: "infinity",
+  3: "1969-12-31T23:59:59.999Z",
+  4: "0001-01-01T00:00:00.000Z",
+  9: "1999-12-31T23:59:59.999Z",
+};
+const LAST_SEEN: Record<number, string> = {
+  7: "-infinity",
+  3: "2300-06-15T12:34:56.789Z",
+  4: "9999-12-31T23:59:59.999Z",
+  9: "2000-01-01T00:00:00.000Z",
+};
 
 interface Bill {
   id: string;
@@ -72,8 +88,8 @@ beforeAll(async () => {
       JSON.stringify(b.raw),
       n % 2 === 0 ? "v2" : "v3",
       b.reason,
-      n === 7 ? "infinity" : new Date(ms + 1).toISOString(),
-      n === 7 ? "-infinity" : new Date(ms + 2000).toISOString(),
+      FIRST_SEEN[n] ?? new Date(ms + 1).toISOString(),
+      LAST_SEEN[n] ?? new Date(ms + 2000).toISOString(),
     );
   }
   // Items as an exchange that pretty-prints its JSON sends them: line breaks between the tokens.

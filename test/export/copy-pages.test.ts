@@ -4,6 +4,7 @@
 import type { Socket } from "node:net";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forEachRow, RowFields } from "../../src/export/binary-rows.ts";
 import { copyPages, type CopyPage } from "../../src/export/copy-pages.ts";
 import { directPool } from "../../src/store/prisma.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -93,6 +94,50 @@ describe("copyPages", () => {
         break;
       }
       await expect(client.query("SELECT 1")).rejects.toThrow(/not queryable|Connection terminated/);
+    });
+  });
+
+  describe("binary", () => {
+    const pairs = (n: number) =>
+      `COPY (SELECT g, CASE WHEN g % 2 = 0 THEN g::text END FROM generate_series(1, ${n}) g) TO STDOUT WITH (FORMAT binary)`;
+
+    it("hands over whole rows, the file's header and end marker taken off", async () => {
+      const pages = await withClient(async (client) => {
+        const read: CopyPage[] = [];
+        for await (const page of copyPages(client, pairs(10), 3, "binary")) read.push(page);
+        return read;
+      });
+      expect(pages.map((p) => p.rows)).toEqual([3, 3, 3, 1]);
+      const values: [number, string | null][] = [];
+      const fields = new RowFields(2);
+      for (const page of pages) {
+        const rows = forEachRow(page.bytes, fields, (f) =>
+          values.push([f.slice(0).readInt32BE(0), f.isNull(1) ? null : f.slice(1).toString()]),
+        );
+        expect(rows).toBe(page.rows);
+      }
+      expect(values).toEqual(Array.from({ length: 10 }, (_, i) => [i + 1, (i + 1) % 2 === 0 ? String(i + 1) : null]));
+    });
+
+    it("nothing comes of an empty one (its header and end marker share a message)", async () => {
+      await withClient(async (client) => {
+        const pages: CopyPage[] = [];
+        const sql = `COPY (SELECT 1 WHERE false) TO STDOUT WITH (FORMAT binary)`;
+        for await (const page of copyPages(client, sql, 3, "binary")) pages.push(page);
+        expect(pages).toEqual([]);
+      });
+    });
+
+    it("text where binary was asked for is refused by name, and the connection ended", async () => {
+      await withClient(async (client) => {
+        const read = async () => {
+          for await (const page of copyPages(client, numbers(10), 3, "binary")) expect(page.rows).toBe(-1);
+        };
+        await expect(read()).rejects.toThrow(
+          /binary COPY: the data does not begin with PostgreSQL's binary COPY signature/,
+        );
+        await expect(client.query("SELECT 1")).rejects.toThrow(/not queryable|Connection terminated/);
+      });
     });
   });
 });

@@ -1,5 +1,6 @@
 // The export's output file: a discarded one leaves nothing, whatever state its stream is in.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,5 +30,30 @@ describe("export output", () => {
     expect(existsSync(file)).toBe(false);
     await out.commit();
     expect(readdirSync(dir)).toEqual(["books.jsonl"]);
+  });
+
+  it("/dev/null is written as it is: it stays a device, and no partial file is made beside it", async () => {
+    const out = await openExportOutput("/dev/null");
+    out.stream.end("{}\n");
+    await out.commit();
+    expect(statSync("/dev/null").isCharacterDevice()).toBe(true);
+    expect(readdirSync("/dev").filter((name) => name.startsWith("null.partial-"))).toEqual([]);
+  });
+
+  it("a FIFO is written as it is: its reader gets every line, and it stays a FIFO", async () => {
+    dir = mkdtempSync(join(tmpdir(), "export-output-"));
+    const fifo = join(dir, "lines");
+    execFileSync("mkfifo", [fifo]);
+    const reader = spawn("cat", [fifo]);
+    let read = "";
+    reader.stdout.on("data", (chunk: Buffer) => (read += chunk.toString()));
+    const done = new Promise((resolve) => reader.on("close", resolve));
+    const out = await openExportOutput(fifo);
+    out.stream.end("{}\n{}\n");
+    await out.commit();
+    await done;
+    expect(read).toBe("{}\n{}\n");
+    expect(statSync(fifo).isFIFO()).toBe(true);
+    expect(readdirSync(dir)).toEqual(["lines"]);
   });
 });
