@@ -1,22 +1,19 @@
-// One `COPY ... TO STDOUT` read as pages: the bytes PostgreSQL writes, `pageSize` rows at a time, never
-// decoded or re-encoded. pg hands the query each CopyData message (PostgreSQL sends one per row), and
+// One `COPY ... TO STDOUT WITH (FORMAT binary)` read as pages: the rows' bytes PostgreSQL writes,
+// `pageSize` rows at a time, never decoded or re-encoded. pg hands the query each CopyData message (PostgreSQL sends one per row), and
 // the row is copied out at once, since pg reuses the buffer it parsed the message from. Back-pressure:
 // once a page is full the socket is paused until the reader takes it, so the server writes the next
 // page while the reader writes out this one, and what is held is those two pages and the rest of one
 // socket read, whatever the size of the export and however slow the output.
 // A reader that stops early (an error, an interrupt) ends the connection: the server stops at once,
 // and the transaction goes with it (a read-only snapshot: nothing to undo).
-// A binary COPY's pages hold its rows alone: the file header that comes before the first row and the
-// end marker after the last are checked and taken off, so a page is whole rows (binary-rows.ts).
+// A page holds rows alone: the file header that comes before the first row and the end marker after
+// the last are checked and taken off, so a page is whole rows (binary-rows.ts reads them).
 import type pg from "pg";
 
 export interface CopyPage {
   bytes: Buffer;
   rows: number;
 }
-
-/** What the COPY's options say: text (text or csv) or binary. */
-export type CopyFormat = "text" | "binary";
 
 /** PostgreSQL's binary COPY signature: "PGCOPY\n\377\r\n\0". */
 const BINARY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
@@ -33,8 +30,8 @@ class CopyOut implements pg.Submittable {
   private rows = 0;
   private served: number | undefined;
   private wake: () => void = () => undefined;
-  /** Binary: the header not yet seen / the end marker seen. */
-  private headerDue: boolean;
+  /** The header not yet seen / the end marker seen. */
+  private headerDue = true;
   private ended = false;
   /** Set once the data was found not to be what was asked for. */
   malformed = false;
@@ -42,10 +39,7 @@ class CopyOut implements pg.Submittable {
   constructor(
     private readonly text: string,
     private readonly pageSize: number,
-    private readonly format: CopyFormat,
-  ) {
-    this.headerDue = format === "binary";
-  }
+  ) {}
 
   submit(connection: pg.Connection): void {
     this.connection = connection;
@@ -54,7 +48,7 @@ class CopyOut implements pg.Submittable {
 
   handleCopyData(msg: { chunk: Buffer }): void {
     if (this.malformed) return;
-    const row = this.format === "binary" ? this.binaryRow(msg.chunk) : msg.chunk;
+    const row = this.rowOf(msg.chunk);
     if (row === undefined) return;
     this.page.add(row);
     this.rows++;
@@ -64,7 +58,7 @@ class CopyOut implements pg.Submittable {
   }
 
   /** A message's row, with the file header taken off the first; undefined when it holds none. */
-  private binaryRow(chunk: Buffer): Buffer | undefined {
+  private rowOf(chunk: Buffer): Buffer | undefined {
     if (this.ended) return this.malform("data after its end marker");
     let row = chunk;
     if (this.headerDue) {
@@ -98,8 +92,8 @@ class CopyOut implements pg.Submittable {
   handleReadyForQuery(): void {
     this.flush();
     if (this.served !== this.rows) this.end({ error: new Error(`COPY said ${this.served} rows, ${this.rows} came`) });
-    // (A statement that failed ended the COPY already; a binary COPY that ended well sent its marker.)
-    else if (this.format === "binary" && this.served !== undefined && !this.ended)
+    // (A statement that failed ended the COPY already; a COPY that ended well sent its marker.)
+    else if (this.served !== undefined && !this.ended)
       this.end({ error: new Error("binary COPY: it ended without its end marker") });
     else this.end({ rows: this.rows });
   }
@@ -159,16 +153,11 @@ class PageBytes {
 }
 
 /**
- * The pages of `sql`, a COPY ... TO STDOUT (statements before it, such as a SET LOCAL, may precede it),
- * whose options ask for `format`.
+ * The pages of `sql`, a COPY ... TO STDOUT WITH (FORMAT binary) (statements before it, such as a SET
+ * LOCAL, may precede it).
  */
-export async function* copyPages(
-  client: pg.ClientBase,
-  sql: string,
-  pageSize: number,
-  format: CopyFormat = "text",
-): AsyncGenerator<CopyPage> {
-  const copy = client.query(new CopyOut(sql, pageSize, format));
+export async function* copyPages(client: pg.ClientBase, sql: string, pageSize: number): AsyncGenerator<CopyPage> {
+  const copy = client.query(new CopyOut(sql, pageSize));
   try {
     for (;;) {
       const page = copy.take();

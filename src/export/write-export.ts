@@ -1,4 +1,4 @@
-// Streams an export: the format's header, then each bill's line as PostgreSQL writes it (copy-pages.ts),
+// Streams an export: the format's header, then each bill's line rendered from its values (copy-pages.ts),
 // or each tax row's (tax-rows.ts), page by page in ledger order, into a writable stream. Memory stays
 // flat whatever the size: one page is held at a time (and a tax export's trips under way), and
 // pipeline() waits for the stream to drain before it asks for the next page (back-pressure).
@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type pg from "pg";
 import { ledgerCopy, type BillsRange } from "../store/bills-read.ts";
 import { copyPages } from "./copy-pages.ts";
-import type { CopiedLines, ExportFormat, RenderedLines } from "./export-format.ts";
+import type { ExportFormat, RenderedLines } from "./export-format.ts";
 import type { TaxRow } from "./tax-row.ts";
 import { taxRows } from "./tax-rows.ts";
 
@@ -46,15 +46,14 @@ export async function writeExport(o: ExportRun): Promise<ExportTotals> {
     }
     return chunk;
   }
-  async function* billChunks(lines: CopiedLines | RenderedLines) {
-    const rendered = "render" in lines;
-    const sql = ledgerCopy(o.range, lines.columns, rendered ? "FORMAT binary" : lines.options);
-    for await (const page of copyPages(o.client, sql, pageSize, rendered ? "binary" : "text")) {
+  async function* billChunks(lines: RenderedLines) {
+    const sql = ledgerCopy(o.range, lines.columns, "FORMAT binary");
+    for await (const page of copyPages(o.client, sql, pageSize)) {
       o.signal.throwIfAborted();
       totals.bills += page.rows;
       totals.lines += page.rows;
       o.onPage?.(totals.bills);
-      yield rendered ? lines.render(page) : page.bytes;
+      yield lines.render(page);
     }
   }
   async function* taxChunks(line: (row: TaxRow) => string) {

@@ -1,10 +1,11 @@
-// The jsonl line of values the books' checks never let in is refused by name, never written half or
-// guessed: a NULL where a column has none, an infinite creation time, a time finer than a millisecond.
-// The values come from PostgreSQL's own binary COPY, as an export reads them.
+// Our own formats' lines from a bill's values: values the books' checks never let in are refused by
+// name, never written half or guessed: a NULL where a column has none, an infinite creation time, a
+// time finer than a millisecond or beyond four-digit years. The values come from PostgreSQL's own
+// binary COPY, as an export reads them.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { copyPages } from "../../src/export/copy-pages.ts";
-import type { RenderedLines } from "../../src/export/export-format.ts";
-import { jsonl, JsonlValueError } from "../../src/export/jsonl.ts";
+import { BillValueError } from "../../src/export/bill-values.ts";
+import { FORMATS } from "../../src/export/formats.ts";
 import { createDb, directPool, type Db } from "../../src/store/prisma.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
@@ -35,14 +36,15 @@ const FINE = {
   transfer_reason: "NULL::text",
 };
 
-async function render(values: Partial<typeof FINE>): Promise<string> {
+async function render(format: "jsonl" | "ledger-csv", values: Partial<typeof FINE>): Promise<string> {
   const columns = Object.values({ ...FINE, ...values }).join(", ");
-  if (jsonl.reads !== "every column") throw new Error("jsonl is a line per bill");
-  const lines = jsonl.lines({ account: "a", fromMs: 0, toMs: 1 }) as RenderedLines;
+  const f = FORMATS[format];
+  if (f.reads !== "every column") throw new Error(`${format} is a line per bill`);
+  const lines = f.lines({ account: "a", fromMs: 0, toMs: 1 });
   const client = await directPool(db)!.connect();
   try {
     let text = "";
-    for await (const page of copyPages(client, `COPY (SELECT ${columns}) TO STDOUT WITH (FORMAT binary)`, 10, "binary"))
+    for await (const page of copyPages(client, `COPY (SELECT ${columns}) TO STDOUT WITH (FORMAT binary)`, 10))
       text += lines.render(page).toString();
     return text;
   } finally {
@@ -51,7 +53,11 @@ async function render(values: Partial<typeof FINE>): Promise<string> {
 }
 
 it("writes a bill's line from the values as sent", async () => {
-  expect(await render({})).toBe(
+  expect(await render("ledger-csv", {})).toBe(
+    'a,5,USDT,,deposit,1.5,2,0,2026-01-31T14:25:13.123Z,1769869513123,"{""billId"":""5""}",' +
+      "2026-01-31T14:25:14.000Z,2026-01-31T14:25:14.000Z,v2,\n",
+  );
+  expect(await render("jsonl", {})).toBe(
     '{"account_name":"a","bill_id":"5","coin":"USDT","symbol":null,"business_type":"deposit","amount":"1.5",' +
       '"balance":"2","fill_fee":"0","created_at":"2026-01-31T14:25:13.123Z","created_at_ms":"1769869513123",' +
       '"raw":{"billId":"5"},"first_seen_at":"2026-01-31T14:25:14.000Z","last_seen_at":"2026-01-31T14:25:14.000Z",' +
@@ -74,7 +80,9 @@ it.each([
     /^bill 5: last_seen_at is a time outside the years 1 to 9999/,
   ],
 ])("refuses %s by name", async (_, values, message) => {
-  const written = render(values);
-  await expect(written).rejects.toThrow(JsonlValueError);
-  await expect(written).rejects.toThrow(message);
+  for (const format of ["jsonl", "ledger-csv"] as const) {
+    const written = render(format, values);
+    await expect(written).rejects.toThrow(BillValueError);
+    await expect(written).rejects.toThrow(message);
+  }
 });
