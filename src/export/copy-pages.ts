@@ -1,6 +1,7 @@
 // One `COPY ... TO STDOUT WITH (FORMAT binary)` read as pages: the rows' bytes PostgreSQL writes,
-// `pageSize` rows at a time, never decoded or re-encoded. pg hands the query each CopyData message (PostgreSQL sends one per row), and
-// the row is copied out at once, since pg reuses the buffer it parsed the message from. Back-pressure:
+// `pageSize` rows at a time, never decoded or re-encoded. pg hands the query each CopyData message
+// (PostgreSQL sends one per row), and the row is copied out at once, since pg reuses the buffer it
+// parsed the message from. Back-pressure:
 // once a page is full the socket is paused until the reader takes it, so the server writes the next
 // page while the reader writes out this one, and what is held is those two pages and the rest of one
 // socket read, whatever the size of the export and however slow the output.
