@@ -38,10 +38,14 @@ export class BillValueError extends Error {}
 
 const DAY_MS = 86_400_000;
 
+/** "00" to "99", two bytes each. */
+const TWO_DIGITS = Buffer.from(Array.from({ length: 100 }, (_, n) => String(n).padStart(2, "0")).join(""), "latin1");
+
 /**
- * A time column: `open` + ISO text + `close`, or `nullText` for an infinite time. Ledger order keeps
- * a column's times within a day for many rows, so the day's text is made once and only the time of
- * day is written per row.
+ * A time column: `open` + ISO text + `close`, or `nullText` for an infinite time. The text of the
+ * time last written is kept (the bills of one write share their seen times), ledger order keeps a
+ * column within a day for many rows (the day's text is made once, only the time of day per row), and
+ * a column may take another's text for the same time (last_seen_at is first_seen_at until revised).
  */
 export class TimeColumn {
   private hi = 0;
@@ -49,44 +53,73 @@ export class TimeColumn {
   private read = false;
   /** The epoch milliseconds of the time last written (null: infinite). */
   ms: number | null = null;
+  /** What was written for it. */
+  private text: Buffer;
   private dayStart = Number.NaN;
-  /** `open` and `YYYY-MM-DDT` of the day that starts at dayStart. */
-  private dayText = Buffer.alloc(0);
-  private readonly tail: Buffer;
+  /** The bytes before the time of day: `open` and `YYYY-MM-DDT` of the day that starts at dayStart. */
+  private readonly scratch: Buffer;
+  private readonly timeAt: number;
 
   constructor(
-    private readonly open: string,
+    open: string,
     close: string,
     private readonly nullText: Buffer,
   ) {
-    this.tail = Buffer.from(`Z${close}`, "latin1");
+    const head = Buffer.from(`${open}YYYY-MM-DDT`, "latin1");
+    const tail = Buffer.from(`Z${close}`, "latin1");
+    this.timeAt = head.length;
+    this.scratch = Buffer.concat([head, Buffer.from("HH:MM:SS.mmm", "latin1"), tail]);
+    this.text = nullText;
   }
 
-  write(out: LineBytes, bytes: Buffer, at: number): void {
+  /**
+   * The time at `at` of `bytes`. `same`: a column already written for this row, whose text is taken
+   * when its time is this one.
+   */
+  write(out: LineBytes, bytes: Buffer, at: number, same?: TimeColumn): void {
     const hi = bytes.readInt32BE(at);
     const lo = bytes.readUInt32BE(at + 4);
     if (!this.read || hi !== this.hi || lo !== this.lo) {
-      this.ms = epochMillis(bytes, at);
+      if (same !== undefined && same.read && hi === same.hi && lo === same.lo)
+        [this.ms, this.text] = [same.ms, same.text];
+      else this.make(bytes, at);
       [this.hi, this.lo, this.read] = [hi, lo, true];
     }
-    const ms = this.ms;
-    if (ms === null) return out.put(this.nullText);
+    out.put(this.text);
+  }
+
+  private make(bytes: Buffer, at: number): void {
+    const ms = (this.ms = epochMillis(bytes, at));
+    if (ms === null) {
+      this.text = this.nullText;
+      return;
+    }
+    const t = this.scratch;
     let inDay = ms - this.dayStart;
     if (!(inDay >= 0 && inDay < DAY_MS)) {
       // (isoText refuses a year to_char would write otherwise; a day is all in range or all out.)
-      this.dayText = Buffer.from(`${this.open}${isoText(ms).slice(0, 11)}`, "latin1");
+      t.write(isoText(ms).slice(0, 11), this.timeAt - 11, "latin1");
       this.dayStart = ms - (((ms % DAY_MS) + DAY_MS) % DAY_MS);
       inDay = ms - this.dayStart;
     }
-    out.put(this.dayText);
-    out.padded(Math.floor(inDay / 3_600_000), 2);
-    out.byte(0x3a);
-    out.padded(Math.floor(inDay / 60_000) % 60, 2);
-    out.byte(0x3a);
-    out.padded(Math.floor(inDay / 1000) % 60, 2);
-    out.byte(0x2e);
-    out.padded(inDay % 1000, 3);
-    out.put(this.tail);
+    const [hours, minutes, seconds, millis] = [
+      Math.floor(inDay / 3_600_000),
+      Math.floor(inDay / 60_000) % 60,
+      Math.floor(inDay / 1000) % 60,
+      inDay % 1000,
+    ];
+    const k = this.timeAt;
+    t[k] = TWO_DIGITS[2 * hours]!;
+    t[k + 1] = TWO_DIGITS[2 * hours + 1]!;
+    t[k + 3] = TWO_DIGITS[2 * minutes]!;
+    t[k + 4] = TWO_DIGITS[2 * minutes + 1]!;
+    t[k + 6] = TWO_DIGITS[2 * seconds]!;
+    t[k + 7] = TWO_DIGITS[2 * seconds + 1]!;
+    t[k + 9] = 0x30 + Math.floor(millis / 100);
+    t[k + 10] = TWO_DIGITS[2 * (millis % 100)]!;
+    t[k + 11] = TWO_DIGITS[2 * (millis % 100) + 1]!;
+    // A copy: the scratch is rewritten for the next time, the text may be kept (by this column or another).
+    this.text = Buffer.from(t);
   }
 }
 
@@ -123,11 +156,11 @@ export class BillValues {
     return this.row.start[i]! + this.row.length[i]!;
   }
 
-  /** A time value through its column (a NULL refused). */
-  time(column: TimeColumn, i: number): void {
+  /** A time value through its column (a NULL refused); `same`: see TimeColumn.write. */
+  time(column: TimeColumn, i: number, same?: TimeColumn): void {
     this.present(i);
     try {
-      column.write(this.out, this.row.bytes, this.row.start[i]!);
+      column.write(this.out, this.row.bytes, this.row.start[i]!, same);
     } catch (err) {
       if (err instanceof TimeTextError) this.refuse(`${SELECTED[i]![0]} is ${err.message}`);
       throw err;

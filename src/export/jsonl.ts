@@ -14,6 +14,8 @@ import type { ExportFormat } from "./export-format.ts";
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const SPACE = 0x20;
+const LINE_FEED = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 const NULL_TEXT = Buffer.from("null");
 
 /** The constant text between two values, encoded once per export. */
@@ -83,13 +85,19 @@ function lineWriter(account: string) {
       o.put(p.ms);
       o.integer(created.ms);
       o.put(p.raw);
-      const raw = o.length;
-      v.copy(V.raw);
-      o.spaceLineBreaksSince(raw);
+      // A payload's line breaks are rare (an exchange that pretty-prints): looked for natively first.
+      v.present(V.raw);
+      const raw = v.row.slice(V.raw);
+      if (raw.indexOf(LINE_FEED) < 0 && raw.indexOf(CARRIAGE_RETURN) < 0) o.put(raw);
+      else {
+        const at = o.length;
+        o.put(raw);
+        o.spaceLineBreaksSince(at);
+      }
       o.put(p.firstSeen);
       v.time(firstSeen, V.first_seen_at);
       o.put(p.lastSeen);
-      v.time(lastSeen, V.last_seen_at);
+      v.time(lastSeen, V.last_seen_at, firstSeen);
       o.put(p.source);
       v.copy(V.source);
       o.put(p.reason);

@@ -96,7 +96,7 @@ function lineWriter(account: string) {
       o.byte(COMMA);
       v.time(firstSeen, V.first_seen_at);
       o.byte(COMMA);
-      v.time(lastSeen, V.last_seen_at);
+      v.time(lastSeen, V.last_seen_at, firstSeen);
       o.byte(COMMA);
       present(V.source);
       o.byte(COMMA);
