@@ -56,7 +56,7 @@ fleet AS (
 per_account AS (
   SELECT f.name,
          CASE WHEN f.disabled THEN 'disabled'
-              WHEN s.cursor_ms IS NULL OR v.outcome = 'fail' OR r.outcome = 'failed' THEN 'failing'
+              WHEN s.cursor_ms IS NULL OR v.outcome = 'fail' OR r.last_outcome = 'failed' THEN 'failing'
               WHEN $2::float8 - s.cursor_ms > $3::float8 THEN 'stale'
               ELSE 'fresh' END AS state,
          CASE WHEN NOT f.disabled AND s.cursor_ms IS NOT NULL
@@ -66,11 +66,7 @@ per_account AS (
   LEFT JOIN sync_state s ON s.account_name = f.name AND s.stream = 'bills'
   LEFT JOIN verify_state v ON v.account_name = f.name
   LEFT JOIN exchange_profiles p ON p.account_name = f.name
-  LEFT JOIN LATERAL (
-    SELECT outcome FROM sync_runs
-    WHERE account_name = f.name AND stream = 'bills' AND finished_at IS NOT NULL
-    ORDER BY started_at DESC LIMIT 1
-  ) r ON true
+  LEFT JOIN bills_run_stats r ON r.account_name = f.name
 )
 SELECT
   (SELECT greatest(0, $2::float8 - extract(epoch FROM min(due_at))::float8 * 1000)

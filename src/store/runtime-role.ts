@@ -42,6 +42,8 @@ export const RUNTIME_READ_ONLY_TABLES = [
   "restore_drills",
   // Which months `storage compact` rebuilt: the owner's command writes it (REINDEX is the owner's).
   "compacted_months",
+  // Each account's last bills runs for the fleet view: kept by triggers on sync_runs, as the owner.
+  "bills_run_stats",
 ] as const;
 
 export async function grantRuntime(db: Db, role: string, password?: string): Promise<void> {

@@ -206,6 +206,15 @@ describe("grant-runtime by the plain owner, for a role an admin created", () => 
       await expect(c.query("SELECT setval('run_lease_tokens', 1)")).rejects.toThrow(/permission denied/);
       await expect(c.query("UPDATE daily_rollups SET bills = 0")).rejects.toThrow(/cannot update view/);
       await expect(c.query("UPDATE rollup_rows SET bills = 0")).rejects.toThrow(/permission denied/);
+      // The fleet view's run figures: written only by sync_runs' trigger, which runs as the owner.
+      await expect(c.query("UPDATE bills_run_stats SET pages = '{0}'")).rejects.toThrow(/permission denied/);
+      await c.query(
+        `INSERT INTO sync_runs (account_name, stream, started_at, finished_at, outcome, pages)
+         VALUES ('runtime-finished', 'bills', now(), now(), 'ok', 2)`,
+      );
+      expect((await c.query("SELECT pages FROM bills_run_stats WHERE account_name = 'runtime-finished'")).rows).toEqual(
+        [{ pages: [2] }],
+      );
       // What the worker must do: open the sealed credentials, prune snapshot history.
       await c.query("SELECT wrapped_key, sealed_credentials FROM accounts");
       await c.query("DELETE FROM account_snapshots WHERE false");

@@ -20,9 +20,10 @@ export const FAILING_REASONS = ["never synced", "verify failed", "last bills run
 export type FailingReason = (typeof FAILING_REASONS)[number];
 
 /**
- * Requests per account are the pages of its last RUNS_AVERAGED finished incremental bills runs
- * (sync_runs), averaged: one run per BILLS_INTERVAL_MS, so about its requests per interval. Ten
- * runs are ten index entries per account, however long sync_runs grows.
+ * Requests per account are the pages of its last RUNS_AVERAGED finished incremental bills runs,
+ * averaged: one run per BILLS_INTERVAL_MS, so about its requests per interval. They are read from
+ * bills_run_stats, one row per account that triggers on sync_runs keep (its migration holds the 10),
+ * however long sync_runs grows.
  */
 export const RUNS_AVERAGED = 10;
 
@@ -105,7 +106,7 @@ const ALL_NAMES = `SELECT name FROM accounts
 const order = (t = "") => `${t}failing DESC, ${t}state = 'disabled', ${t}lag_ms DESC NULLS FIRST, ${t}name`;
 
 // $1 status, $2 search, $3 names, $4 state, $5 limit, $6 offset, $7 now (ms), $8 stale after (ms),
-// $9 configured history (ms), $10 accounts with failed jobs, $11 runs averaged.
+// $9 configured history (ms), $10 accounts with failed jobs.
 const fleetSql = (names: string) => `
 WITH names(name) AS (${names}),
 fleet AS (
@@ -117,19 +118,14 @@ fleet AS (
          coalesce(p.history_ms, $9::bigint) AS history_ms,
          CASE WHEN p.history_ms IS NOT NULL THEN 'exchange' WHEN $9::bigint IS NOT NULL THEN 'config' END
            AS history_source,
-         r.requests, r.runs, r.last_outcome
+         (SELECT avg(x)::float8 FROM unnest(r.pages) x) AS requests, coalesce(cardinality(r.pages), 0) AS runs,
+         r.last_outcome
   FROM names n
   LEFT JOIN accounts a ON a.name = n.name
   LEFT JOIN sync_state s ON s.account_name = n.name AND s.stream = 'bills'
   LEFT JOIN verify_state v ON v.account_name = n.name
   LEFT JOIN exchange_profiles p ON p.account_name = n.name
-  LEFT JOIN LATERAL (
-    SELECT avg(x.pages)::float8 AS requests, count(*)::int AS runs,
-           (array_agg(x.outcome ORDER BY x.started_at DESC))[1] AS last_outcome
-    FROM (SELECT pages, outcome, started_at FROM sync_runs
-          WHERE account_name = n.name AND stream = 'bills' AND finished_at IS NOT NULL
-          ORDER BY started_at DESC LIMIT $11) x
-  ) r ON true
+  LEFT JOIN bills_run_stats r ON r.account_name = n.name
   WHERE ($1::text IS NULL OR a.status = $1) AND ($2::text IS NULL OR strpos(lower(n.name), lower($2)) > 0)
     AND ($3::text[] IS NULL OR n.name = ANY($3))
 ),
@@ -213,7 +209,6 @@ export async function readFleet(db: Db, q: FleetQuery): Promise<FleetPage> {
       String(q.staleAfterMs ?? 900_000),
       historyMs,
       q.withFailedJobs ?? [],
-      RUNS_AVERAGED,
     ),
   ]);
   const first = rows[0];

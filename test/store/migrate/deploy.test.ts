@@ -54,6 +54,7 @@ describe("migrations of prisma/schema.prisma", () => {
       "bill_rows",
       "bill_rows_upgrade",
       "bill_terms",
+      "bills_run_stats",
       "close_seals",
       "collateral_current",
       "collateral_history",

@@ -3,18 +3,15 @@
 // it, those symbols are NULL in bills, bill_revisions and daily_rollups, no revision was filed,
 // nothing else of a bill moved (raw, times), the rollups still equal the bills, and the closed
 // period still verifies with the digest it was sealed with.
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkClosedPeriods } from "../../../src/periods/closed-period-check.ts";
 import { LINE_SHA256, PERIOD_LINES, periodDigest } from "../../../src/periods/digest.ts";
 import { startSandbox, type SandboxBill } from "../../../src/sandbox/index.ts";
 import { migrateDeploy } from "../../../src/store/migrate/index.ts";
-import { DEFAULT_MIGRATIONS_DIR, LOCKFILE_NAME } from "../../../src/store/migrate/migrations-dir.ts";
 import { createDb, type Db } from "../../../src/store/prisma.ts";
 import { storeBillsTheOldWay } from "../../support/bills-before-null-symbol.ts";
 import { createTestDatabase, type TestDatabase } from "../../support/database.ts";
+import { migrateBefore } from "../../support/migrate-before.ts";
 import { expectRollupsMatchBills } from "../rollups/checks.ts";
 
 const MIGRATION = "20261125200000_null_symbol";
@@ -44,19 +41,6 @@ c AS (
 kept AS (INSERT INTO period_close_bills (close_id, bill_id, line_sha256)
          SELECT c.id, l.bill_id, sha256(convert_to(l.line, 'UTF8')) FROM c, lines l RETURNING 1)
 SELECT (SELECT digest FROM c) AS digest, (SELECT count(*)::int FROM kept) AS bills`;
-
-/** Applies the migrations that come before `first`, from a copy of prisma/migrations. */
-async function migrateBefore(url: string, first: string): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "ls-null-symbol-"));
-  try {
-    for (const name of await readdir(DEFAULT_MIGRATIONS_DIR))
-      if (name < first || name === LOCKFILE_NAME)
-        await cp(join(DEFAULT_MIGRATIONS_DIR, name), join(dir, name), { recursive: true });
-    await migrateDeploy(url, { migrationsDir: dir, log: () => undefined });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 let database: TestDatabase;
 let db: Db;

@@ -2,28 +2,16 @@
 // migrated up to 20261126200000_run_leases, bills written straight into the old `bills` table (its
 // triggers keep daily_rollups and file revisions as they did), and periods closed with the
 // canonical form of src/periods/digest.ts.
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 import { DIGEST_OF_LINES, LINE_SHA256, PERIOD_LINES } from "../../../src/periods/digest.ts";
-import { migrateDeploy } from "../../../src/store/migrate/index.ts";
-import { DEFAULT_MIGRATIONS_DIR, LOCKFILE_NAME } from "../../../src/store/migrate/migrations-dir.ts";
+import { migrateBefore } from "../../support/migrate-before.ts";
 
 /** The last migration of the release before issue 32's storage: the schema upgraded. */
 export const LAST_OLD_MIGRATION = "20261126200000_run_leases";
 
 /** Applies the migrations of the release before the bills upgrade (up to 20261126200000_run_leases). */
 export async function migrateToOldSchema(url: string): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "ls-old-books-"));
-  try {
-    for (const name of await readdir(DEFAULT_MIGRATIONS_DIR))
-      if (name <= LAST_OLD_MIGRATION || name === LOCKFILE_NAME)
-        await cp(join(DEFAULT_MIGRATIONS_DIR, name), join(dir, name), { recursive: true });
-    await migrateDeploy(url, { migrationsDir: dir, log: () => undefined });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  await migrateBefore(url, LAST_OLD_MIGRATION, { through: true });
 }
 
 export async function withClient<T>(url: string, run: (c: pg.Client) => Promise<T>): Promise<T> {

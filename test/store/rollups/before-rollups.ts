@@ -2,30 +2,17 @@
 // database migrated up to just before the migration that adds it, and the four BI views' old
 // definitions, read from the bi_views migration (applied migrations never change, so this is the
 // SQL that was deployed).
-import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { migrateDeploy } from "../../../src/store/migrate/index.ts";
-import {
-  DEFAULT_MIGRATIONS_DIR,
-  LOCKFILE_NAME,
-  MIGRATION_FILE_NAME,
-} from "../../../src/store/migrate/migrations-dir.ts";
+import { DEFAULT_MIGRATIONS_DIR, MIGRATION_FILE_NAME } from "../../../src/store/migrate/migrations-dir.ts";
+import { migrateBefore } from "../../support/migrate-before.ts";
 
 export const ROLLUPS_MIGRATION = "20261124212832_daily_rollups";
 export const ROLLUP_VIEWS = ["v_daily_pnl", "v_funding", "v_fees", "v_balances"] as const;
 
 /** Applies the migrations that come before daily_rollups; a later migrateDeploy applies the rest. */
 export async function migrateBeforeRollups(databaseUrl: string): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), "ls-before-rollups-"));
-  try {
-    for (const name of await readdir(DEFAULT_MIGRATIONS_DIR))
-      if (name < ROLLUPS_MIGRATION || name === LOCKFILE_NAME)
-        await cp(join(DEFAULT_MIGRATIONS_DIR, name), join(dir, name), { recursive: true });
-    await migrateDeploy(databaseUrl, { migrationsDir: dir, log: () => undefined });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  await migrateBefore(databaseUrl, ROLLUPS_MIGRATION);
 }
 
 /** CREATE VIEW statements of the four views as bi_views made them, each renamed `<view>_before`. */
