@@ -336,7 +336,9 @@ export async function seedVolumeFleet(
       : { ...a, registered: true },
   );
   await seedFleet(c, spec, { ...FLEET_SIZES, nowMs: Date.now() });
-  await c.query("VACUUM ANALYZE accounts, sync_state, verify_state, sync_runs, exchange_profiles, quarantine");
+  await c.query(
+    "VACUUM ANALYZE accounts, sync_state, verify_state, sync_runs, bills_run_stats, exchange_profiles, quarantine",
+  );
   return (performance.now() - started) / 1000;
 }
 

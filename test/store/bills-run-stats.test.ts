@@ -139,6 +139,27 @@ describe("bills_run_stats", () => {
     expect(await fromTable()).toEqual(await fromRuns());
   });
 
+  it("many runs inserted finished in one statement are merged once per account, beside the runs already counted", async () => {
+    const before = await db.$queryRawUnsafe<{ bytes: number }[]>(
+      `SELECT pg_relation_size('bills_run_stats')::int AS bytes`,
+    );
+    // 40 accounts × 100 runs, among them accounts with runs counted already (after-0 .. after-4),
+    // start times interleaved with theirs, and a newest run that failed for every third account.
+    await db.$executeRawUnsafe(
+      `INSERT INTO sync_runs (account_name, stream, started_at, finished_at, outcome, pages)
+       SELECT CASE WHEN a < 5 THEN 'after-' || a ELSE 'bulk-' || a END, 'bills',
+              timestamptz '2026-11-01' + (g * 2 + a % 2) * interval '1 second', now(),
+              CASE WHEN g = 100 AND a % 3 = 0 THEN 'failed' ELSE 'ok' END, (a * g) % 17
+       FROM generate_series(0, 39) a, generate_series(1, 100) g`,
+    );
+    expect(await fromTable()).toEqual(await fromRuns());
+    // One new version per account, not one per run: the table grew by a few pages at most.
+    const after = await db.$queryRawUnsafe<{ bytes: number }[]>(
+      `SELECT pg_relation_size('bills_run_stats')::int AS bytes`,
+    );
+    expect(after[0]!.bytes - before[0]!.bytes).toBeLessThan(64 * 1024);
+  });
+
   it("the fleet view reads its figures from it", async () => {
     // Accounts the fleet knows (by their bills cursor).
     await db.$executeRawUnsafe(
