@@ -52,23 +52,29 @@ CREATE TRIGGER "sync_runs_bills_finished" AFTER UPDATE OF "finished_at" ON "sync
 CREATE FUNCTION "ledger_sync_bills_runs_inserted"() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
+  WITH fresh AS (
+    -- Each account's newest ten of the statement's finished bills runs, after the row's in a tie.
+    SELECT r.account_name, r.pages AS p, r.started_at AS t, 1e19 + r.id AS k, r.outcome AS o
+    FROM (SELECT n.account_name, n.pages, n.started_at, n.id, n.outcome,
+                 row_number() OVER (PARTITION BY n.account_name ORDER BY n.started_at DESC, n.id DESC) AS rn
+          FROM new_runs n WHERE n.stream = 'bills' AND n.finished_at IS NOT NULL) r
+    WHERE r.rn <= 10
+  ),
+  kept AS (
+    -- The runs the row counts already (only the newest one's outcome is kept).
+    SELECT c.account_name, u.p, u.t, u.k::numeric AS k,
+           CASE WHEN u.k = cardinality(c.pages) THEN c.last_outcome END AS o
+    FROM bills_run_stats c CROSS JOIN LATERAL unnest(c.pages, c.started) WITH ORDINALITY u(p, t, k)
+    WHERE c.account_name IN (SELECT account_name FROM fresh)
+  ),
+  ranked AS (
+    SELECT e.account_name, e.p, e.t, e.k, e.o,
+           row_number() OVER (PARTITION BY e.account_name ORDER BY e.t DESC, e.k DESC) AS rn
+    FROM (SELECT * FROM kept UNION ALL SELECT * FROM fresh) e
+  )
   INSERT INTO bills_run_stats AS s (account_name, pages, started, last_outcome)
-  SELECT a.account_name, x.pages, x.started, x.last_outcome
-  FROM (SELECT DISTINCT account_name FROM new_runs WHERE stream = 'bills' AND finished_at IS NOT NULL) a
-  LEFT JOIN bills_run_stats cur ON cur.account_name = a.account_name
-  CROSS JOIN LATERAL (
-    SELECT array_agg(r.p ORDER BY r.t, r.k) AS pages, array_agg(r.t ORDER BY r.t, r.k) AS started,
-           (array_agg(r.o ORDER BY r.t DESC, r.k DESC))[1] AS last_outcome
-    FROM (
-      SELECT e.p, e.t, e.k, e.o FROM (
-        -- The row's runs (only the newest one's outcome is kept), then the statement's, after them.
-        SELECT u.p, u.t, u.k::numeric AS k, CASE WHEN u.k = cardinality(cur.pages) THEN cur.last_outcome END AS o
-        FROM unnest(cur.pages, cur.started) WITH ORDINALITY u(p, t, k)
-        UNION ALL
-        SELECT n.pages, n.started_at, 1e19 + n.id, n.outcome FROM new_runs n
-        WHERE n.account_name = a.account_name AND n.stream = 'bills' AND n.finished_at IS NOT NULL
-      ) e ORDER BY e.t DESC, e.k DESC LIMIT 10) r
-  ) x
+  SELECT account_name, array_agg(p ORDER BY t, k), array_agg(t ORDER BY t, k), (array_agg(o ORDER BY t DESC, k DESC))[1]
+  FROM ranked WHERE rn <= 10 GROUP BY account_name
   ON CONFLICT (account_name) DO UPDATE
     SET pages = EXCLUDED.pages, started = EXCLUDED.started, last_outcome = EXCLUDED.last_outcome;
   RETURN NULL;
