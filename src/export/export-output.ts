@@ -37,15 +37,8 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
   if (existing?.isDirectory()) throw new UnwritableOutputError(`--out ${path}: is a directory; name a file`);
   if (existing !== undefined && !existing.isFile()) return openSpecial(path);
   const partial = `${path}.partial-${process.pid}`;
-  let handle: FileHandle;
-  try {
-    handle = await open(partial, "wx");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "";
-    throw new UnwritableOutputError(`--out ${path}: cannot write there (${UNWRITABLE_WHY[code] ?? code})`);
-  }
   // The stream closes the file when it ends or is destroyed.
-  const stream = handle.createWriteStream();
+  const stream = (await openFor(path, partial, "wx")).createWriteStream();
   return {
     stream,
     end: true,
@@ -67,14 +60,7 @@ export async function openExportOutput(path: string): Promise<ExportOutput> {
 
 /** A device, FIFO or socket: written in place; nothing to name, nothing to delete. */
 async function openSpecial(path: string): Promise<ExportOutput> {
-  let handle: FileHandle;
-  try {
-    handle = await open(path, "w");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "";
-    throw new UnwritableOutputError(`--out ${path}: cannot write there (${UNWRITABLE_WHY[code] ?? code})`);
-  }
-  const stream = handle.createWriteStream();
+  const stream = (await openFor(path, path, "w")).createWriteStream();
   const closed = async () => {
     if (!stream.closed) await new Promise<void>((done) => stream.once("close", () => done()));
   };
@@ -87,4 +73,14 @@ async function openSpecial(path: string): Promise<ExportOutput> {
       await closed();
     },
   };
+}
+
+/** `file` opened for `--out path`, or why that place cannot be written. */
+async function openFor(path: string, file: string, flags: string): Promise<FileHandle> {
+  try {
+    return await open(file, flags);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "";
+    throw new UnwritableOutputError(`--out ${path}: cannot write there (${UNWRITABLE_WHY[code] ?? code})`);
+  }
 }
