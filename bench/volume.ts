@@ -4,6 +4,7 @@
 // Figures only: nothing is asserted.
 //   npm run bench -- --only volume [--volume-bills 10000000] [--volume-accounts 200]
 //     [--volume-registered 10000] [--volume-keep | --volume-database <url>] [--no-doc]
+import { execFileSync } from "node:child_process";
 import pg from "pg";
 import { migrateDeploy } from "../src/store/migrate/index.ts";
 import { compactMonth, compactRollups, dueMonths } from "../src/store/month-compaction.ts";
@@ -112,6 +113,7 @@ export async function measureVolume(
     compaction = { months: due.length, seconds: (performance.now() - started) / 1000, before };
   }
   const fleetSeconds = await seedVolumeFleet(c, { volumeAccounts: names, registered: o.registered });
+  await settle(c, say);
   const [settings] = (await c.query<{ shared_buffers: string }>("SHOW shared_buffers")).rows;
   const s = await storage(c);
   if (s.bills !== o.bills) throw new Error(`volume: the database holds ${s.bills} bills, not ${o.bills}`);
@@ -293,6 +295,31 @@ export const VOLUME_METHOD = [
   "Books (bench/volume-generate.ts): K accounts (acct-0000, ...), N/K bills each spread evenly over 2025-01-01 to 2026-01-01 UTC, one bill in ten in the same millisecond as the one before; the mix of bench/rollups-seed.ts (80% opens and closes, 12% funding, the rest fee income, liquidations and transfers; USDT over eight symbols, one bill in ten in USDC; amounts of 2 to 6 decimals, trade fees of 0.06%; raw as the v2 endpoint sends it, about 210 bytes). Balances chain per coin in ledger order from 0 (balance = previous + amount, fees inside the amounts: verify's plain rule). Bill ids: (ms since 2020) × 2^22 + a sequence, unique and increasing with time. Written into a freshly migrated database through loadBills (so the guard and rollup triggers run) in one of two orders (--volume-order): `arrival` (the default), as a fleet's syncs write them: every account generated whole into an unlogged stage, then each month loaded in one transaction in time order across all accounts, so an account's rows are spread over the month's heap and its keys arrive one at a time inside the indexes; `account`: one INSERT ... SELECT per account, with its bills cursor in the same transaction, each account's rows together and every index appended at its end (the layout `storage compact` gives a past month). Then VACUUM (ANALYZE). bills/s = bills ÷ the inserts' time. Then every past month is compacted as `ledger-sync storage compact` does (src/store/month-compaction.ts: CLUSTER on the primary key, indexes packed, then the rollups' indexes rebuilt), as an operator's monthly run leaves them, and the measures are of the compacted months; --volume-as-arrived measures the months as written instead.",
   "Fleet: the volume accounts plus the console fleet of test/console/fleet-fixture.ts up to 10,000 accounts, all in the accounts table, with bench/console-fleet.ts's rows per account (sync_state, 30 backfill windows, verify_state, 200 bills runs, quarantine) but no rollups (those accounts have no bills).",
   "Each figure is the time inside this process of the in-process function the command runs (no node start-up): `statement` = resolveAccount + buildStatement + the text rendering; `export` = runExport to a file in a temporary directory (rows/s = bills ÷ time); `verify --account` = verifyAccount with the default SYNC_LOOKBACK_MS and now = the bills cursor, no exchange; `verify` = the CLI's loop (its DISTINCT account list, then verifyAccount per account on one client), peak RSS = the highest process.memoryUsage().rss sampled every 10 ms; `status` = readFleet with the default settings; console = GET over loopback HTTP from `ledger-sync console`'s own server; BI views = `SELECT * FROM <view>` with a month's filter where the view has a day or a time, every row fetched as text over one pg connection.",
-  "Cold = a measure's first run after the books were generated (statement, export, verify, the views and status each on a connection opened for it, its opening included; each measure on a different account, the first ones generated, likeliest out of shared_buffers). Warm = the second run, right after. The OS page cache cannot be dropped without root, so cold means out of PostgreSQL's shared_buffers at most, not off the disk.",
+  "Before the measures the machine is let settle: CHECKPOINT, the kernel's sync, and autovacuum's visits to the new partitions waited for (at most 3 minutes). Cold = a measure's first run after the books were generated (statement, export, verify, the views and status each on a connection opened for it, its opening included; each measure on a different account, the first ones generated, likeliest out of shared_buffers). Warm = the second run, right after. The OS page cache cannot be dropped without root, so cold means out of PostgreSQL's shared_buffers at most, not off the disk.",
   "Goals are the issue's; a verdict is printed, nothing is asserted. verify bills/s is on one connection, one account after another (one core of PostgreSQL's and node's).",
 ];
+
+/**
+ * Lets the machine finish what the load left it before the cold measures: the dirty buffers of
+ * millions of rows written out (CHECKPOINT, then the kernel's own `sync`) and autovacuum's visits
+ * to the new partitions, which otherwise share the two cores with the first measures (the first
+ * export read 151,000–200,000 rows/s right after a load, 255,000 on the same books later).
+ * Waits at most SETTLE_MS for autovacuum.
+ */
+async function settle(c: pg.Client, say: (line: string) => void): Promise<void> {
+  const started = performance.now();
+  await c.query("CHECKPOINT");
+  execFileSync("sync");
+  const busy = async () =>
+    (
+      await c.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE backend_type = 'autovacuum worker' AND datname = current_database()`,
+      )
+    ).rows[0]!.n;
+  while ((await busy()) > 0 && performance.now() - started < SETTLE_MS)
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  say(`settled in ${((performance.now() - started) / 1000).toFixed(0)} s (checkpoint, sync, autovacuum)`);
+}
+
+const SETTLE_MS = 180_000;
