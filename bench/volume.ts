@@ -300,11 +300,10 @@ export const VOLUME_METHOD = [
 ];
 
 /**
- * Lets the machine finish what the load left it before the cold measures: the dirty buffers of
- * millions of rows written out (CHECKPOINT, then the kernel's own `sync`) and autovacuum's visits
- * to the new partitions, which otherwise share the two cores with the first measures (the first
- * export read 151,000–200,000 rows/s right after a load, 255,000 on the same books later).
- * Waits at most SETTLE_MS for autovacuum.
+ * Lets the machine finish what the load left it before the cold measures, so that it does not share
+ * the two cores with them: the dirty buffers of millions of rows written out (CHECKPOINT, then the
+ * kernel's own `sync`) and autovacuum's visits to the new partitions. Waits at most SETTLE_MS for
+ * autovacuum.
  */
 async function settle(c: pg.Client, say: (line: string) => void): Promise<void> {
   const started = performance.now();
