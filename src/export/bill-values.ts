@@ -126,6 +126,7 @@ export class TimeColumn {
 /** The bill being written: its values, and the page's lines so far. */
 export class BillValues {
   readonly row = new RowFields(SELECTED.length);
+  /** Grows to a page's lines on the first page; each page's buffer is as large as the last. */
   out = new LineBytes(1024);
 
   isNull(i: number): boolean {
@@ -160,7 +161,7 @@ export class BillValues {
   time(column: TimeColumn, i: number, same?: TimeColumn): void {
     this.present(i);
     try {
-      column.write(this.out, this.row.bytes, this.row.start[i]!, same);
+      column.write(this.out, this.row.bytes, this.row.int64At(i), same);
     } catch (err) {
       if (err instanceof TimeTextError) this.refuse(`${SELECTED[i]![0]} is ${err.message}`);
       throw err;
@@ -179,12 +180,9 @@ export class BillValues {
 export function renderedLines(lineWriter: (v: BillValues) => () => void): RenderedLines {
   const values = new BillValues();
   const line = lineWriter(values);
-  let sized = false;
   return {
     columns: SELECTED.map(([, sql]) => sql).join(", "),
     render(page: CopyPage): Buffer {
-      // Lines run about half again as long as the values they carry.
-      if (!sized) [values.out, sized] = [new LineBytes(Math.ceil(page.bytes.length * 1.5)), true];
       const rows = forEachRow(page.bytes, values.row, line);
       if (rows !== page.rows) throw new BillValueError(`a page of ${page.rows} rows held ${rows}`);
       return values.out.take();

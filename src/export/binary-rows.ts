@@ -26,10 +26,10 @@ export class RowFields {
     return this.bytes.subarray(this.start[i]!, this.start[i]! + this.length[i]!);
   }
 
-  /** A timestamptz field: microseconds since 2000-01-01 UTC, or ±Infinity for PostgreSQL's infinite times. */
-  micros(i: number): bigint {
+  /** Where an 8-byte field's value starts (a timestamptz: its microseconds since 2000-01-01 UTC). */
+  int64At(i: number): number {
     if (this.length[i] !== 8) throw new BinaryRowError(`field ${i + 1} is not a timestamptz (${this.length[i]} bytes)`);
-    return this.bytes.readBigInt64BE(this.start[i]!);
+    return this.start[i]!;
   }
 }
 

@@ -69,12 +69,6 @@ export class LineBytes {
     this.at += width;
   }
 
-  /** Text of one byte per character (ASCII). */
-  ascii(text: string): void {
-    this.reserve(text.length);
-    this.at += this.bytes.write(text, this.at, "latin1");
-  }
-
   /** Any text, as UTF-8. */
   utf8(text: string): void {
     this.reserve(3 * text.length);
