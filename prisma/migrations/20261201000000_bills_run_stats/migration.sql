@@ -23,21 +23,30 @@ CREATE TABLE "bills_run_stats" (
 -- update, no index entry), and the old one is pruned with the page instead of waiting for VACUUM.
 ALTER TABLE "bills_run_stats" SET (fillfactor = 50);
 
--- A bills run finished joins its account's last ten, by start time (the newest's outcome is kept).
+-- Counts up to ten finished bills runs of an account (`run_pages` and `run_started` in start order,
+-- `run_outcome` the newest one's): they join the runs its row holds, and the row keeps the last ten
+-- by start time (in a tie, the row's first). Merged with the row as the upsert holds it, so a finish
+-- counted by another transaction meanwhile is never lost.
+CREATE FUNCTION "ledger_sync_count_bills_runs"(account text, run_pages integer[], run_started timestamptz[], run_outcome text)
+  RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+  INSERT INTO bills_run_stats AS s (account_name, pages, started, last_outcome)
+  VALUES (account, run_pages, run_started, run_outcome)
+  ON CONFLICT (account_name) DO UPDATE SET
+    pages = (SELECT array_agg(r.p ORDER BY r.t, r.k) FROM (
+               SELECT u.p, u.t, u.k FROM unnest(s.pages || EXCLUDED.pages, s.started || EXCLUDED.started) WITH ORDINALITY u(p, t, k)
+               ORDER BY u.t DESC, u.k DESC LIMIT 10) r),
+    started = (SELECT array_agg(r.t ORDER BY r.t, r.k) FROM (
+                 SELECT u.t, u.k FROM unnest(s.started || EXCLUDED.started) WITH ORDINALITY u(t, k)
+                 ORDER BY u.t DESC, u.k DESC LIMIT 10) r),
+    last_outcome = CASE WHEN EXCLUDED.started[cardinality(EXCLUDED.started)] >= s.started[cardinality(s.started)]
+                        THEN EXCLUDED.last_outcome ELSE s.last_outcome END
+$$;
+
+-- A bills run finished (its own end, a failure, a dead process's run marked interrupted).
 CREATE FUNCTION "ledger_sync_bills_run_finished"() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
-  INSERT INTO bills_run_stats AS s (account_name, pages, started, last_outcome)
-  VALUES (NEW.account_name, ARRAY[NEW.pages], ARRAY[NEW.started_at], NEW.outcome)
-  ON CONFLICT (account_name) DO UPDATE SET
-    pages = (SELECT array_agg(r.p ORDER BY r.t, r.n) FROM (
-               SELECT u.p, u.t, u.n FROM unnest(s.pages || NEW.pages, s.started || NEW.started_at) WITH ORDINALITY u(p, t, n)
-               ORDER BY u.t DESC, u.n DESC LIMIT 10) r),
-    started = (SELECT array_agg(r.t ORDER BY r.t, r.n) FROM (
-                 SELECT u.t, u.n FROM unnest(s.started || NEW.started_at) WITH ORDINALITY u(t, n)
-                 ORDER BY u.t DESC, u.n DESC LIMIT 10) r),
-    last_outcome = CASE WHEN NEW.started_at >= s.started[cardinality(s.started)] THEN NEW.outcome
-                        ELSE s.last_outcome END;
+  PERFORM ledger_sync_count_bills_runs(NEW.account_name, ARRAY[NEW.pages], ARRAY[NEW.started_at], NEW.outcome);
   RETURN NULL;
 END
 $$;
@@ -46,37 +55,19 @@ CREATE TRIGGER "sync_runs_bills_finished" AFTER UPDATE OF "finished_at" ON "sync
   FOR EACH ROW WHEN (NEW.stream = 'bills' AND OLD.finished_at IS NULL AND NEW.finished_at IS NOT NULL)
   EXECUTE FUNCTION "ledger_sync_bills_run_finished"();
 
--- Bills runs inserted finished, merged per account once per statement: a row rewritten once however
--- many of its runs the statement holds. (Not safe against another statement finishing the same
--- account's runs at once, which the worker never does: its runs are inserted running.)
+-- Bills runs inserted already finished (an import, a test's fixture: the worker inserts its runs
+-- running), counted once per statement and account: each account's newest ten of the statement, so
+-- its row is rewritten once however many of its runs the statement holds.
 CREATE FUNCTION "ledger_sync_bills_runs_inserted"() RETURNS trigger
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
-  WITH fresh AS (
-    -- Each account's newest ten of the statement's finished bills runs, after the row's in a tie.
-    SELECT r.account_name, r.pages AS p, r.started_at AS t, 1e19 + r.id AS k, r.outcome AS o
-    FROM (SELECT n.account_name, n.pages, n.started_at, n.id, n.outcome,
-                 row_number() OVER (PARTITION BY n.account_name ORDER BY n.started_at DESC, n.id DESC) AS rn
-          FROM new_runs n WHERE n.stream = 'bills' AND n.finished_at IS NOT NULL) r
-    WHERE r.rn <= 10
-  ),
-  kept AS (
-    -- The runs the row counts already (only the newest one's outcome is kept).
-    SELECT c.account_name, u.p, u.t, u.k::numeric AS k,
-           CASE WHEN u.k = cardinality(c.pages) THEN c.last_outcome END AS o
-    FROM bills_run_stats c CROSS JOIN LATERAL unnest(c.pages, c.started) WITH ORDINALITY u(p, t, k)
-    WHERE c.account_name IN (SELECT account_name FROM fresh)
-  ),
-  ranked AS (
-    SELECT e.account_name, e.p, e.t, e.k, e.o,
-           row_number() OVER (PARTITION BY e.account_name ORDER BY e.t DESC, e.k DESC) AS rn
-    FROM (SELECT * FROM kept UNION ALL SELECT * FROM fresh) e
-  )
-  INSERT INTO bills_run_stats AS s (account_name, pages, started, last_outcome)
-  SELECT account_name, array_agg(p ORDER BY t, k), array_agg(t ORDER BY t, k), (array_agg(o ORDER BY t DESC, k DESC))[1]
-  FROM ranked WHERE rn <= 10 GROUP BY account_name
-  ON CONFLICT (account_name) DO UPDATE
-    SET pages = EXCLUDED.pages, started = EXCLUDED.started, last_outcome = EXCLUDED.last_outcome;
+  PERFORM ledger_sync_count_bills_runs(r.account_name, array_agg(r.pages ORDER BY r.started_at, r.id),
+            array_agg(r.started_at ORDER BY r.started_at, r.id), (array_agg(r.outcome ORDER BY r.started_at DESC, r.id DESC))[1])
+  FROM (SELECT n.account_name, n.pages, n.started_at, n.id, n.outcome,
+               row_number() OVER (PARTITION BY n.account_name ORDER BY n.started_at DESC, n.id DESC) AS rn
+        FROM new_runs n WHERE n.stream = 'bills' AND n.finished_at IS NOT NULL) r
+  WHERE r.rn <= 10
+  GROUP BY r.account_name;
   RETURN NULL;
 END
 $$;
