@@ -86,19 +86,7 @@ describe("the incremental verify's start", () => {
     );
     await snapshotAt(b, Date.UTC(2026, 8, 10));
     const begun = await beginIncrementalVerify(b.t.db, b.account);
-    const answered = await statementsOf(() =>
-      verifyAccount(begun.db, {
-        account: b.account,
-        fromMs: Number(begun.state.check_from_ms),
-        coinNames: COIN_NAMES,
-        lookbackMs: LOOKBACK,
-        now: NOW,
-        rules: begun.state.rules,
-        facts: begun.facts,
-      }),
-    );
-    expect(answered.sent.filter((s) => CLOSES.test(s))).toHaveLength(1);
-    const asked = await verifyAccount(b.t.db, {
+    const options = {
       account: b.account,
       fromMs: Number(begun.state.check_from_ms),
       coinNames: COIN_NAMES,
@@ -106,7 +94,10 @@ describe("the incremental verify's start", () => {
       now: NOW,
       rules: begun.state.rules,
       facts: begun.facts,
-    });
+    };
+    const answered = await statementsOf(() => verifyAccount(begun.db, options));
+    expect(answered.sent.filter((s) => CLOSES.test(s))).toHaveLength(1);
+    const asked = await verifyAccount(b.t.db, options);
     expect(answered.result).toEqual(asked);
     expect(answered.result.report.checks.some((c) => c.check === "closed-period" && c.subject === JULY.label)).toBe(
       true,
