@@ -6,28 +6,30 @@ import { isKnownBusinessType } from "./business-types.ts";
 import { toDecimalText } from "./decimal-text.ts";
 import { isLosslessNumber, sourceText, toStorable, type JsonValue } from "./lossless-json.ts";
 
+// Read-only: a bill is what the exchange sent, parsed once; the store keeps work done on a bill
+// object with it (bills-document.ts).
 export interface Bill {
   /** Decimal digits exactly as sent. */
-  billId: string;
-  coin: string;
+  readonly billId: string;
+  readonly coin: string;
   /** The contract; null when the bill belongs to none (a deposit, withdrawal or transfer): the
    *  exchange sends null, leaves it out or sends "", and all three are stored as SQL NULL. */
-  symbol: string | null;
-  businessType: string;
-  amount: string;
-  balance: string;
-  fillFee: string;
+  readonly symbol: string | null;
+  readonly businessType: string;
+  readonly amount: string;
+  readonly balance: string;
+  readonly fillFee: string;
   /** Creation time, epoch milliseconds (always a safe integer). */
-  cTimeMs: number;
+  readonly cTimeMs: number;
   /**
    * Why a transfer was made, when the exchange says (not in the spec; public sources show it); null
    * or absent otherwise.
    */
-  transferReason?: string | null;
+  readonly transferReason?: string | null;
   /** The item as received, numbers a JavaScript reader could not hold exactly turned into strings. */
-  raw: unknown;
+  readonly raw: unknown;
   /** The item's exact text, when known (what is quarantined if the bill turns out unusable). */
-  rawText?: string;
+  readonly rawText?: string;
 }
 
 export interface RejectedItem {

@@ -13,7 +13,7 @@ import type { Bill, RejectedItem } from "../exchange/bill-item.ts";
 import { inMadeMonths } from "./bill-months.ts";
 import { directPool, type Db } from "./prisma.ts";
 import type { RunFence } from "./run-lease.ts";
-import { formatString, payloadValues, splitPayload } from "./payload-form.ts";
+import { billsDocument } from "./bills-document.ts";
 import { quarantineUpsertSql, sha256 } from "./quarantine.ts";
 
 export interface BillsWindowWrite {
@@ -102,23 +102,22 @@ WITH input AS (
   SELECT t.*, ledger_sync_bill_id(t.bill_id) AS id,
          timestamptz 'epoch' + t.created_at_ms * interval '1 millisecond' AS at
   FROM json_to_recordset($2::json)
-    AS t(bill_id text, coin text, symbol text, business_type text, amount numeric, balance numeric,
-         fill_fee numeric, created_at_ms bigint, fmt text, extra text[], payload text, transfer_reason text)
+    AS t(bill_id text, c int, s int, t int, amount numeric, balance numeric,
+         fill_fee numeric, created_at_ms bigint, f int, extra text[], payload text, transfer_reason text)
   WHERE set_config('ledger_sync.revision', 'on', true) = 'on'
 ),
 account AS (SELECT ledger_sync_account_key($1) AS id),
 terms AS (
-  SELECT w.term, ledger_sync_term_key(w.term) AS id, ledger_sync_json_inner(w.term) AS json
-  FROM (SELECT DISTINCT u.term FROM input i, unnest(ARRAY[i.coin, i.symbol, i.business_type]) AS u(term)
-        WHERE u.term IS NOT NULL) w
+  SELECT o.n, ledger_sync_term_key(o.term) AS id, ledger_sync_json_inner(o.term) AS json
+  FROM unnest($14::text[]) WITH ORDINALITY AS o(term, n)
 ),
-forms AS (SELECT f.fmt, ledger_sync_form_key(f.fmt) AS id FROM (SELECT DISTINCT fmt FROM input) f),
+forms AS (SELECT o.n, o.fmt, ledger_sync_form_key(o.fmt) AS id FROM unnest($13::text[]) WITH ORDINALITY AS o(fmt, n)),
 rendered AS (
   SELECT i.*, c.id AS coin_key, s.id AS symbol_key, t.id AS type_key, f.id AS form_id,
-         ledger_sync_payload(i.fmt, i.id, c.json, s.json, t.json, i.amount, i.balance, i.fill_fee, i.at,
+         ledger_sync_payload(f.fmt, i.id, c.json, s.json, t.json, i.amount, i.balance, i.fill_fee, i.at,
                              i.transfer_reason, i.extra) IS NOT DISTINCT FROM i.payload AS exact
-  FROM input i JOIN terms c ON c.term = i.coin LEFT JOIN terms s ON s.term = i.symbol
-  JOIN terms t ON t.term = i.business_type JOIN forms f ON f.fmt = i.fmt
+  FROM input i JOIN terms c ON c.n = i.c LEFT JOIN terms s ON s.n = i.s
+  JOIN terms t ON t.n = i.t JOIN forms f ON f.n = i.f
 ),
 keyed AS (
   SELECT r.*, CASE WHEN r.exact THEN r.form_id ELSE 1 END AS form_key,
@@ -129,7 +128,6 @@ bounds AS (SELECT min(min_id) AS lo, max(max_id) AS hi FROM bill_id_ranges WHERE
 known AS (
   SELECT k.*, b.row_id, b.old_at, b.coin AS old_coin, ${CONTENT_DIFFERS} AS differs
   FROM keyed k
-  CROSS JOIN bounds
   CROSS JOIN LATERAL (
     (SELECT ${STORED} FROM bill_rows b
      WHERE b.account_id = ${ACCOUNT_KEY} AND b.coin = k.coin_key AND b.created_at = k.at AND b.bill_id = k.id)
@@ -141,7 +139,7 @@ known AS (
      WHERE r.account_id = ${ACCOUNT_KEY} AND k.id BETWEEN r.min_id AND r.max_id)
     LIMIT 1
   ) b
-  WHERE k.id BETWEEN bounds.lo AND bounds.hi
+  WHERE k.id BETWEEN (SELECT lo FROM bounds) AND (SELECT hi FROM bounds)
 ),
 inserted AS (
   INSERT INTO bill_rows AS b (account_id, coin, symbol, business_type, form_id, created_at, first_seen_at,
@@ -205,7 +203,7 @@ SELECT
 
 // The run's token is checked in the same statement: were it no longer the lease's, the function
 // raises and the whole statement, every CTE's write included, is undone (run-lease.ts).
-const FENCED_SQL = SQL_TEMPLATE.replace("/*fence*/", "ledger_sync_fence($1, 'bills', $13::bigint) AS fenced,");
+const FENCED_SQL = SQL_TEMPLATE.replace("/*fence*/", "ledger_sync_fence($1, 'bills', $15::bigint) AS fenced,");
 const UNFENCED_SQL = SQL_TEMPLATE.replace("  /*fence*/\n", "");
 
 type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & {
@@ -227,9 +225,10 @@ export function billsWindowStatement(w: BillsWindowWrite): {
       `a bills write of account "${w.accountName}" carries the lease of ${w.fence.group} "${w.fence.account}"`,
     );
   const now = new Date();
+  const document = billsDocument(bills);
   const values = [
     w.accountName,
-    billsDocument(bills),
+    document.rows,
     now,
     w.stream,
     rejected.map((r) => r.reason),
@@ -240,6 +239,8 @@ export function billsWindowStatement(w: BillsWindowWrite): {
     cursorStream,
     w.source ?? "v2",
     w.resume === undefined || w.resume === null ? null : JSON.stringify(w.resume),
+    document.forms,
+    document.terms,
   ];
   if (w.fence) return { text: FENCED_SQL, values: [...values, w.fence.token], cursorStream };
   return { text: UNFENCED_SQL, values, cursorStream };
@@ -270,48 +271,6 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     quarantined: row.quarantined,
     insertedLatenessMs: row.inserted_lateness_ms.map(Number),
   };
-}
-
-/**
- * The bills as one JSON array of rows, read by json_to_recordset. One native JSON.stringify, where
- * parallel array parameters cost pg a quoting pass over every element (the payloads most of all)
- * and PostgreSQL an array parse each. Amounts go as JSON strings, so numeric_in reads exactly the
- * digits we validated, scale included; the time as a JSON number is a safe integer. Each payload
- * goes with its form and extra values (payload-form.ts); the statement keeps them only if they
- * render back to the payload.
- */
-function billsDocument(bills: Bill[]): string {
-  return JSON.stringify(
-    bills.map((b) => {
-      const payload = b.rawText ?? JSON.stringify(b.raw);
-      const { fmt, extra } = payloadParts(payload, b);
-      return {
-        bill_id: b.billId,
-        coin: b.coin,
-        symbol: b.symbol,
-        business_type: b.businessType,
-        amount: b.amount,
-        balance: b.balance,
-        fill_fee: b.fillFee,
-        created_at_ms: b.cTimeMs,
-        fmt,
-        extra: extra.length === 0 ? null : extra,
-        payload,
-        transfer_reason: b.transferReason ?? null,
-      };
-    }),
-  );
-}
-
-const WHOLE = { fmt: "%10$s" };
-
-function payloadParts(payload: string, b: Bill): { fmt: string; extra: string[] } {
-  try {
-    const { form, extra } = splitPayload(payload, payloadValues(b));
-    return { fmt: formatString(form), extra };
-  } catch {
-    return { ...WHOLE, extra: [payload] };
-  }
 }
 
 /**

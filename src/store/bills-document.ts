@@ -1,0 +1,96 @@
+// The bills of a window write as the statement reads them (bills-window.ts): one JSON array of
+// rows for json_to_recordset, and beside it the batch's distinct terms (coin, symbol, business
+// type) and payload forms, each sent once and named in the rows by its number. One native
+// JSON.stringify, where parallel array parameters cost pg a quoting pass over every element and
+// PostgreSQL an array parse each; and a term or form the rows name by number is parsed, hashed and
+// keyed once per batch instead of once per bill (docs/design/write-path.md).
+//
+// Amounts go as JSON strings, so numeric_in reads exactly the digits we validated, scale included;
+// the time as a JSON number is a safe integer. Each payload goes with its form and extra values
+// (payload-form.ts); the statement keeps them only if they render back to the payload.
+import type { Bill } from "../exchange/bill-item.ts";
+import { formatString, payloadValues, splitPayload } from "./payload-form.ts";
+
+export interface BillsDocument {
+  /** JSON array of rows; `c`, `s`, `t` and `f` are 1-based positions in `terms` and `forms`. */
+  rows: string;
+  terms: string[];
+  forms: string[];
+}
+
+interface PayloadParts {
+  payload: string;
+  fmt: string;
+  extra: string[];
+}
+
+// A bill's payload split into its form, kept with the bill object it came from. Splitting is most
+// of the document's cost in node; a stream prepares each window's bills as the window completes
+// (prepareBills), while the write before it is in the database, so the write itself finds them
+// split. A bill no one prepared is split when its write is built. Bills are never changed after
+// parsing, so a kept split stays right; it goes with the bill object.
+const split = new WeakMap<Bill, PayloadParts>();
+
+/** Splits the bills' payloads ahead of their write (optional: the write splits what is not). */
+export function prepareBills(bills: readonly Bill[]): void {
+  for (const b of bills) partsOf(b);
+}
+
+export function billsDocument(bills: readonly Bill[]): BillsDocument {
+  const forms = new Numbering();
+  const terms = new Numbering();
+  const rows = JSON.stringify(
+    bills.map((b) => {
+      const { payload, fmt, extra } = partsOf(b);
+      return {
+        bill_id: b.billId,
+        c: terms.of(b.coin),
+        s: b.symbol === null ? null : terms.of(b.symbol),
+        t: terms.of(b.businessType),
+        amount: b.amount,
+        balance: b.balance,
+        fill_fee: b.fillFee,
+        created_at_ms: b.cTimeMs,
+        f: forms.of(fmt),
+        extra: extra.length === 0 ? null : extra,
+        payload,
+        transfer_reason: b.transferReason ?? null,
+      };
+    }),
+  );
+  return { rows, terms: terms.texts(), forms: forms.texts() };
+}
+
+function partsOf(b: Bill): PayloadParts {
+  let parts = split.get(b);
+  if (parts === undefined) split.set(b, (parts = splitOf(b)));
+  return parts;
+}
+
+/** The whole text as the one extra value (form 1's format): what a payload that will not split keeps. */
+const WHOLE = "%10$s";
+
+function splitOf(b: Bill): PayloadParts {
+  const payload = b.rawText ?? JSON.stringify(b.raw);
+  try {
+    const { form, extra } = splitPayload(payload, payloadValues(b));
+    return { payload, fmt: formatString(form), extra };
+  } catch {
+    return { payload, fmt: WHOLE, extra: [payload] };
+  }
+}
+
+/** Texts numbered from 1 in the order first met: the statement reads each once, by its number. */
+class Numbering {
+  private readonly numbers = new Map<string, number>();
+
+  of(text: string): number {
+    let n = this.numbers.get(text);
+    if (n === undefined) this.numbers.set(text, (n = this.numbers.size + 1));
+    return n;
+  }
+
+  texts(): string[] {
+    return [...this.numbers.keys()];
+  }
+}
