@@ -130,13 +130,10 @@ known AS (
   FROM keyed k
   CROSS JOIN LATERAL (
     (SELECT ${STORED} FROM bill_rows b
-     WHERE b.account_id = ${ACCOUNT_KEY} AND b.coin = k.coin_key AND b.created_at = k.at AND b.bill_id = k.id)
+     WHERE b.account_id = ${ACCOUNT_KEY} AND b.coin = k.coin_key AND b.created_at = k.at AND b.bill_id = k.id
+       AND b.created_at BETWEEN $15::timestamptz AND $16::timestamptz)
     UNION ALL
-    (SELECT ${STORED} FROM bill_id_ranges r
-     JOIN bill_rows b ON b.account_id = r.account_id AND b.bill_id = k.id
-       AND b.created_at >= r.month::timestamp AT TIME ZONE 'UTC'
-       AND b.created_at < (r.month + interval '1 month')::timestamp AT TIME ZONE 'UTC'
-     WHERE r.account_id = ${ACCOUNT_KEY} AND k.id BETWEEN r.min_id AND r.max_id)
+    (SELECT * FROM ledger_sync_bill_by_id(${ACCOUNT_KEY}, k.id))
     LIMIT 1
   ) b
   WHERE k.id BETWEEN (SELECT lo FROM bounds) AND (SELECT hi FROM bounds)
@@ -151,16 +148,18 @@ inserted AS (
   ON CONFLICT (account_id, created_at, bill_id) DO NOTHING
   RETURNING b.created_at
 ),
-updated AS (
-  UPDATE bill_rows AS b SET
-    coin = n.coin_key, symbol = n.symbol_key, business_type = n.type_key, form_id = n.form_key, extra = n.kept_extra,
-    amount = n.amount, balance = n.balance, fill_fee = n.fill_fee, created_at = n.at,
-    transfer_reason = coalesce(n.transfer_reason, b.transfer_reason),
-    revised_at = $3
-  FROM known n
-  WHERE n.differs AND b.created_at = n.old_at AND b.ctid = n.row_id
-    AND b.account_id = ${ACCOUNT_KEY} AND b.coin = n.old_coin AND b.bill_id = n.id
-  RETURNING b.created_at, n.old_at
+revisions AS (
+  SELECT jsonb_agg(jsonb_build_object(
+    'row_id', n.row_id, 'old_at', n.old_at, 'old_coin', n.old_coin, 'id', n.id, 'coin_key', n.coin_key,
+    'symbol_key', n.symbol_key, 'type_key', n.type_key, 'form_key', n.form_key, 'kept_extra', n.kept_extra,
+    'amount', n.amount, 'balance', n.balance, 'fill_fee', n.fill_fee, 'at', n.at,
+    'transfer_reason', n.transfer_reason)) AS rows
+  FROM known n WHERE n.differs
+),
+updated AS MATERIALIZED (
+  SELECT u.created_at, u.old_at
+  FROM revisions r CROSS JOIN LATERAL ledger_sync_revise_bills(${ACCOUNT_KEY}, $3, r.rows) u
+  WHERE r.rows IS NOT NULL
 ),
 quarantined AS (
   ${quarantineUpsertSql({
@@ -203,7 +202,7 @@ SELECT
 
 // The run's token is checked in the same statement: were it no longer the lease's, the function
 // raises and the whole statement, every CTE's write included, is undone (run-lease.ts).
-const FENCED_SQL = SQL_TEMPLATE.replace("/*fence*/", "ledger_sync_fence($1, 'bills', $15::bigint) AS fenced,");
+const FENCED_SQL = SQL_TEMPLATE.replace("/*fence*/", "ledger_sync_fence($1, 'bills', $17::bigint) AS fenced,");
 const UNFENCED_SQL = SQL_TEMPLATE.replace("  /*fence*/\n", "");
 
 type ResultRow = Omit<BillsWindowResult, "insertedLatenessMs"> & {
@@ -241,6 +240,7 @@ export function billsWindowStatement(w: BillsWindowWrite): {
     w.resume === undefined || w.resume === null ? null : JSON.stringify(w.resume),
     document.forms,
     document.terms,
+    ...timeBounds(bills),
   ];
   if (w.fence) return { text: FENCED_SQL, values: [...values, w.fence.token], cursorStream };
   return { text: UNFENCED_SQL, values, cursorStream };
@@ -271,6 +271,18 @@ export async function commitBillsWindow(db: Db, w: BillsWindowWrite): Promise<Bi
     quarantined: row.quarantined,
     insertedLatenessMs: row.inserted_lateness_ms.map(Number),
   };
+}
+
+/** The batch's first and last bill time: the probe by primary key is planned in those months only. */
+function timeBounds(bills: readonly Bill[]): [Date | null, Date | null] {
+  if (bills.length === 0) return [null, null];
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const b of bills) {
+    if (b.cTimeMs < lo) lo = b.cTimeMs;
+    if (b.cTimeMs > hi) hi = b.cTimeMs;
+  }
+  return [new Date(lo), new Date(hi)];
 }
 
 /**
