@@ -85,8 +85,15 @@ const ACCOUNT_KEY = "(SELECT id FROM account)";
 // A bill read again unchanged is not written at all: no row version, no index entry, no trigger;
 // one whose content differs is updated where it is (into its new month if its time moved), and
 // the guard files the old version in bill_revisions. When it was last read is the run's
-// (sync_runs: its window and end). The CTEs share one snapshot, so the lookups see only bills
-// stored before this statement.
+// (sync_runs: its window and end). The CTEs share one snapshot (the probe by id is a STABLE
+// function, which reads in it too), so the lookups see only bills stored before this statement.
+//
+// Planning does not grow with the months an account holds: the statement names bill_rows only
+// where the planner can prune by a constant (the probe by primary key, bounded by the batch's
+// first and last time, $15 and $16; the insert, routed as it runs). The probe by id and the
+// revisions' update could be in any month, so they are PL/pgSQL functions
+// (ledger_sync_bill_by_id, ledger_sync_revise_bills: migration window_write_plans), planned once
+// per connection and pruned as they run; the update is called only when a row differs.
 //
 // The account's key is an InitPlan ("(SELECT id FROM account)"), hidden from the planner, which
 // then plans the probes for an average account, where the unique key is the clear choice (a plain
@@ -94,7 +101,7 @@ const ACCOUNT_KEY = "(SELECT id FROM account)";
 // The first probe names the coin too: on a month not analyzed yet (every month begins so) the
 // planner may rate the (account, coin, time) index as cheap as the primary key, and with the coin
 // either one finds the bill in one step. A bill whose coin or time changed is missed there and
-// found by the second probe. The update names the stored coin likewise.
+// found by the second probe. The update (in its function) names the stored coin likewise.
 // (Comments stay out of the SQL text, but for its first line: pg_stat_activity shows only the
 // first 1 kB, and operators and the crash test recognise the statement there by that line.)
 const SQL_TEMPLATE = `/* ledger-sync: bills window write */
