@@ -21,6 +21,7 @@ import { cpuSeconds, machineCpu } from "./proc-stats.ts";
 import { ProfiledClient, type CallProfile } from "./profiled-client.ts";
 import { int, pct, ratio, sec, type Row } from "./report.ts";
 import { startSandboxProcess } from "./sandbox-process.ts";
+import { writePlanning, type WriteCost, type WritePlanning } from "./write-planning.ts";
 
 export interface IngestOptions {
   bills: number;
@@ -47,6 +48,8 @@ export interface IngestResult {
   copySeconds: number;
   upsertRows: number;
   upsertSeconds: number;
+  /** The window write's PostgreSQL time against the months the account holds (write-planning.ts). */
+  planning: WritePlanning;
 }
 
 /** A fixed history span, so every run serves the same history for the same seed and size. */
@@ -66,10 +69,12 @@ export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
     const median = [...pairs].sort((a, b) => ratioOf(a) - ratioOf(b))[Math.floor(pairs.length / 2)]!;
     const upsertDatabase = await benchDatabase(scope);
     const upsert = await timePerRowUpsert(median.databaseUrl, upsertDatabase.url, Math.min(o.upsertRows, o.bills));
+    const planning = await writePlanning(median.databaseUrl, "bench", HISTORY_TO_MS);
     const { databaseUrl: _, ...reported } = median;
     return {
       bills: o.bills,
       ratios: pairs.map(ratioOf),
+      planning,
       ...reported,
       upsertRows: upsert.rows,
       upsertSeconds: upsert.seconds,
@@ -79,7 +84,9 @@ export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
   }
 }
 
-export type Pair = Omit<IngestResult, "bills" | "ratios" | "upsertRows" | "upsertSeconds"> & { databaseUrl: string };
+export type Pair = Omit<IngestResult, "bills" | "ratios" | "upsertRows" | "upsertSeconds" | "planning"> & {
+  databaseUrl: string;
+};
 
 /**
  * One backfill of the whole history into a fresh database, then COPY of the rows it stored.
@@ -197,6 +204,7 @@ export function ingestRows(r: IngestResult, sizeNote: string): Row[] {
       "profile: write path, overlapping the fetches (writeSeconds)",
       `${sec(r.writeSeconds)} (${pct(r.writeSeconds, r.ingestSeconds)} of end-to-end; ${int(r.bills / r.writeSeconds)} bills/s while writing)`,
     ],
+    ...planningRows(r.planning),
     [
       "CPU seconds during the backfill",
       `client ${r.cpu.client.toFixed(1)}, sandbox ${r.cpu.sandbox.toFixed(1)}, PostgreSQL backends ${r.cpu.postgres.toFixed(1)}: ${ours.toFixed(1)} of ${r.cpu.machineTotal.toFixed(1)} (${cpuList().length} cores x wall) = ${pct(ours, r.cpu.machineTotal)}`,
@@ -208,11 +216,24 @@ export function ingestRows(r: IngestResult, sizeNote: string): Row[] {
   ];
 }
 
+function planningRows(p: WritePlanning): Row[] {
+  const cost = (c: WriteCost) =>
+    `${(c.planMs + c.execMs).toFixed(1)} ms (planning ${c.planMs.toFixed(1)}, execution ${c.execMs.toFixed(1)})`;
+  const at = (i: 0 | 1) => `at ${p.months[i]} months`;
+  return [
+    [`window write of 5 bills (2 new, 3 read again), PostgreSQL time ${at(0)}`, cost(p.small[0])],
+    [`↳ the same ${at(1)}`, cost(p.small[1])],
+    [`window write of 1,000 new bills ${at(0)}`, cost(p.batch[0])],
+    [`↳ the same ${at(1)}`, cost(p.batch[1])],
+  ];
+}
+
 export const INGEST_METHOD = [
   "End-to-end: one `syncAccountBills` call (what `sync`/`backfill --inline` run) over the whole history, from a fresh migrated database; the sandbox serves it from its own process with limits off, the client's budget gate is set out of the way (1e9). bills/s = bills ÷ wall time of that call.",
   "COPY: the stored rows are copied out to memory (text format), then `COPY bill_rows_copy FROM STDIN` into `CREATE TABLE bill_rows_copy (LIKE bill_rows INCLUDING ALL) PARTITION BY RANGE (created_at)` with a partition for each month bill_rows has (same columns, defaults, checks, primary key and indexes; no trigger) is timed. bills/s = rows ÷ that time.",
   "Per-row upsert: the first N stored bills (ledger order) are read back, then N sequential awaited `db.bill.upsert({where: {accountName_billId}, create, update})` through the generated Prisma client into a fresh migrated database are timed (no HTTP or parsing charged, so end-to-end ÷ per-row is a lower bound).",
   "Ratios: end-to-end bills/s ÷ COPY bills/s, and end-to-end bills/s ÷ per-row bills/s. The backfill and its COPY run as a pair three times, each into a fresh database (either figure alone varies by a third between runs on this VM); every pair's ratio is listed, and the pair with the median ratio is the one reported (its backfill, COPY, profile and CPU). The per-row loop runs once.",
   "Profile (bench/profiled-client.ts, no change in src): fetchSeconds and writeSeconds are the stream's own summary (time inside fetchPage, summed over the requests in flight at once, so fetchSeconds ÷ wall time is the average number in flight; time inside commitWindows, which runs behind the fetching). Each client call is timed whole; its `parse` step (envelope, per-item validation, mapping to Bill) is wrapped and timed; the lossless JSON parse runs inside the client, so it is estimated by re-parsing a sample of the same response texts (cost per character × characters received). HTTP = call time − one JSON parse − validation, summed over concurrent calls like fetchSeconds: it includes waiting for the sandbox (and for CPU when the machine is busy), waiting behind the other requests in flight, and signing.",
+  "Window write against the months (bench/write-planning.ts): on the median pair's database, a write of 5 bills (2 new, 3 of the newest stored, as a lookback reads them again) and one of 1,000 new bills, built by the worker's own code, each run 7 times under `EXPLAIN (ANALYZE, FORMAT JSON)` in a transaction rolled back; the median's planning and execution times. Then `ledger_sync_bill_months` adds the 60 months before the history (five more years of books) and both are measured again.",
   "CPU seconds: user+system time of this process, of the sandbox process (/proc/<pid>/stat), and of the PostgreSQL backends serving the database (pids from pg_stat_activity, sampled every 250 ms), against cores × wall time; and the whole machine's busy time from /proc/stat. Ours near 100% means the CPU sets the pace; the machine's well above ours means other work shared the cores.",
 ];
