@@ -9,7 +9,7 @@
 // the time as a JSON number is a safe integer. Each payload goes with its form and extra values
 // (payload-form.ts); the statement keeps them only if they render back to the payload.
 import type { Bill } from "../exchange/bill-item.ts";
-import { formatString, payloadValues, splitPayload } from "./payload-form.ts";
+import { payloadValues, splitPayloadFormat } from "./payload-form.ts";
 
 export interface BillsDocument {
   /** JSON array of rows; `c`, `s`, `t` and `f` are 1-based positions in `terms` and `forms`. */
@@ -73,8 +73,7 @@ const WHOLE = "%10$s";
 function splitOf(b: Bill): PayloadParts {
   const payload = b.rawText ?? JSON.stringify(b.raw);
   try {
-    const { form, extra } = splitPayload(payload, payloadValues(b));
-    return { payload, fmt: formatString(form), extra };
+    return { payload, ...splitPayloadFormat(payload, payloadValues(b)) };
   } catch {
     return { payload, fmt: WHOLE, extra: [payload] };
   }

@@ -79,6 +79,21 @@ export function payloadValues(bill: Bill): PayloadValues {
 
 /** Splits an item's exact text (a JSON object) into its form and extra values. */
 export function splitPayload(text: string, values: PayloadValues): PayloadParts {
+  const { parts, extra } = splitParts(text, values);
+  return { form: JSON.stringify(parts), extra };
+}
+
+/**
+ * The same split with the form as PostgreSQL's format() takes it (formatOfParts), made from the
+ * parts directly: what the window write sends.
+ */
+export function splitPayloadFormat(text: string, values: PayloadValues): { fmt: string; extra: string[] } {
+  const { parts, extra } = splitParts(text, values);
+  return { fmt: formatOfParts(parts), extra };
+}
+
+/** The form's parts (literal, slot, literal, ..., literal) and the extra values, in order. */
+function splitParts(text: string, values: PayloadValues): { parts: string[]; extra: string[] } {
   const parts: string[] = [];
   const extra: string[] = [];
   let literalFrom = 0;
@@ -87,25 +102,30 @@ export function splitPayload(text: string, values: PayloadValues): PayloadParts 
     literalFrom = to;
   };
   for (const m of topLevelMembers(text)) {
-    const span = text.slice(m.valueFrom, m.valueTo);
+    const { valueFrom: from, valueTo: to } = m;
     const slot = Object.hasOwn(KEY_SLOTS, m.key) ? KEY_SLOTS[m.key]! : undefined;
     const typed = slot === undefined ? undefined : slotText(slot, values);
-    if (typed === null && (span === "null" || span === '""')) continue; // a constant: stays in the form
+    const quoted = text.charCodeAt(from) === QUOTE && to - from >= 2 && text.charCodeAt(to - 1) === QUOTE;
+    // A null slot's `null` or `""` is a constant: it stays in the form.
+    if (typed === null && (to - from === 4 ? text.startsWith("null", from) : to - from === 2 && quoted)) continue;
     if (typed !== undefined && typed !== null) {
-      const quoted = STRING_SLOTS.has(slot!) || (span.startsWith('"') && span.endsWith('"'));
-      const inner = quoted ? span.slice(1, -1) : span;
-      const rendered = STRING_SLOTS.has(slot!) ? JSON.stringify(typed).slice(1, -1) : typed;
-      if ((!quoted || span.length >= 2) && inner === rendered) {
-        if (quoted) cut(m.valueFrom + 1, m.valueTo - 1, slot!);
-        else cut(m.valueFrom, m.valueTo, slot!);
-        continue;
+      const asString = STRING_SLOTS.has(slot!);
+      // A string slot's value must be a JSON string; a number's may be one too ("1.5" or 1.5).
+      if (!asString || quoted) {
+        const rendered = asString ? JSON.stringify(typed).slice(1, -1) : typed;
+        const innerFrom = quoted ? from + 1 : from;
+        const innerTo = quoted ? to - 1 : to;
+        if (innerTo - innerFrom === rendered.length && text.startsWith(rendered, innerFrom)) {
+          cut(innerFrom, innerTo, slot!);
+          continue;
+        }
       }
     }
-    extra.push(span);
-    cut(m.valueFrom, m.valueTo, "extra");
+    extra.push(text.slice(from, to));
+    cut(from, to, "extra");
   }
   parts.push(text.slice(literalFrom));
-  return { form: JSON.stringify(parts), extra };
+  return { parts, extra };
 }
 
 const parsedForms = new Map<string, string[]>();
@@ -178,6 +198,18 @@ interface Member {
   valueTo: number;
 }
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
 /**
  * The members of the JSON object `text` (already known to be valid JSON: the item parsed), with
  * where each value's text starts and ends. A key given twice keeps both (each is its own text).
@@ -185,51 +217,56 @@ interface Member {
 function topLevelMembers(text: string): Member[] {
   const members: Member[] = [];
   let i = skipSpace(text, 0);
-  if (text[i] !== "{") throw new Error("a bill's payload is not a JSON object");
+  if (text.charCodeAt(i) !== OPEN_BRACE) throw new Error("a bill's payload is not a JSON object");
   i = skipSpace(text, i + 1);
-  if (text[i] === "}") return members;
+  if (text.charCodeAt(i) === CLOSE_BRACE) return members;
   for (;;) {
     const keyTo = endOfString(text, i);
-    const key = JSON.parse(text.slice(i, keyTo)) as string;
+    const raw = text.slice(i + 1, keyTo - 1);
+    const key = raw.includes("\\") ? (JSON.parse(text.slice(i, keyTo)) as string) : raw;
     i = skipSpace(text, keyTo);
     i = skipSpace(text, i + 1); // past ":"
     const valueFrom = i;
     const valueTo = endOfValue(text, i);
     members.push({ key, valueFrom, valueTo });
     i = skipSpace(text, valueTo);
-    if (text[i] === "}") return members;
+    if (text.charCodeAt(i) === CLOSE_BRACE) return members;
     i = skipSpace(text, i + 1); // past ","
   }
 }
 
 function skipSpace(text: string, i: number): number {
-  while (i < text.length && (text[i] === " " || text[i] === "\n" || text[i] === "\r" || text[i] === "\t")) i++;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
   return i;
 }
 
 /** `i` at an opening quote: the index after the closing one. */
 function endOfString(text: string, i: number): number {
   for (let j = i + 1; j < text.length; j++) {
-    if (text[j] === "\\") j++;
-    else if (text[j] === '"') return j + 1;
+    const c = text.charCodeAt(j);
+    if (c === BACKSLASH) j++;
+    else if (c === QUOTE) return j + 1;
   }
   throw new Error("unterminated string in a bill's payload");
 }
 
 function endOfValue(text: string, i: number): number {
-  const c = text[i];
-  if (c === '"') return endOfString(text, i);
-  if (c !== "{" && c !== "[") {
+  const c = text.charCodeAt(i);
+  if (c === QUOTE) return endOfString(text, i);
+  if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
     let j = i;
-    while (j < text.length && !",}] \n\r\t".includes(text[j]!)) j++;
+    for (; j < text.length; j++) {
+      const d = text.charCodeAt(j);
+      if (d === COMMA || d === CLOSE_BRACE || d === CLOSE_BRACKET || isSpace(d)) break;
+    }
     return j;
   }
   let depth = 0;
   for (let j = i; j < text.length; j++) {
-    const d = text[j];
-    if (d === '"') j = endOfString(text, j) - 1;
-    else if (d === "{" || d === "[") depth++;
-    else if (d === "}" || d === "]") {
+    const d = text.charCodeAt(j);
+    if (d === QUOTE) j = endOfString(text, j) - 1;
+    else if (d === OPEN_BRACE || d === OPEN_BRACKET) depth++;
+    else if (d === CLOSE_BRACE || d === CLOSE_BRACKET) {
       depth--;
       if (depth === 0) return j + 1;
     }
@@ -254,21 +291,7 @@ const SLOT_ARGUMENT: Record<Exclude<Slot, "extra">, number> = {
  * A form as PostgreSQL's format() takes it (bill_forms.fmt; ledger_sync_payload renders it): each
  * slot a positional %N$s, each literal with its % doubled.
  */
-export function formatString(form: string): string {
-  let fmt = formatStrings.get(form);
-  if (fmt === undefined) {
-    fmt = toFormatString(form);
-    // Bills of one shape share a form: a page of them parses it once.
-    if (formatStrings.size > 10_000) formatStrings.clear();
-    formatStrings.set(form, fmt);
-  }
-  return fmt;
-}
-
-const formatStrings = new Map<string, string>();
-
-function toFormatString(form: string): string {
-  const parts = parseForm(form);
+function formatOfParts(parts: readonly string[]): string {
   let out = parts[0]!.replaceAll("%", "%%");
   let extra = 0;
   for (let i = 1; i < parts.length; i += 2) {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseBillItem, type Bill } from "../../src/exchange/bill-item.ts";
 import { parseIncomeItem } from "../../src/exchange/income-endpoint.ts";
 import { parseLossless } from "../../src/exchange/lossless-json.ts";
-import { payloadValues, renderPayload, splitPayload } from "../../src/store/payload-form.ts";
+import { payloadValues, renderPayload, splitPayload, splitPayloadFormat } from "../../src/store/payload-form.ts";
 
 /** A v2 item's exact text through the parser the sync uses, then split and rendered back. */
 function v2(text: string): { bill: Bill; form: string; extra: string[]; back: string } {
@@ -53,6 +53,19 @@ describe("payload forms", () => {
     expect(r.back).toBe(text);
     expect(r.extra).toEqual(['"0042"', '"US\\u0044T"', "1.5e1", '{"id":[1,"x}"]}', '"a\\"b"']);
     expect(r.bill.symbol).toBeNull();
+  });
+
+  it("gives the window write format()'s form: slots by argument position, a literal % doubled", () => {
+    const text =
+      '{"billId":5,"coin":"USDT","symbol":null,"amount":"1.0","businessType":"deposit","balance":"1",' +
+      '"fillFee":"0","cTime":1789214411964,"100%":"x"}';
+    const r = v2(text);
+    expect(splitPayloadFormat(text, payloadValues(r.bill))).toEqual({
+      fmt:
+        '{"billId":%1$s,"coin":"%2$s","symbol":null,"amount":"%5$s","businessType":"%4$s","balance":"%6$s",' +
+        '"fillFee":"%7$s","cTime":%8$s,"100%%":%10$s}',
+      extra: ['"x"'],
+    });
   });
 
   it("shares one form among bills of one shape, whatever their values", () => {
