@@ -6,8 +6,7 @@ import { isKnownBusinessType } from "./business-types.ts";
 import { toDecimalText } from "./decimal-text.ts";
 import { isLosslessNumber, sourceText, toStorable, type JsonValue } from "./lossless-json.ts";
 
-// Read-only: a bill is what the exchange sent, parsed once; the store keeps work done on a bill
-// object with it (bills-document.ts).
+// Read-only: a bill is what the exchange sent, parsed once where it enters.
 export interface Bill {
   /** Decimal digits exactly as sent. */
   readonly billId: string;

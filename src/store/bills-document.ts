@@ -24,24 +24,12 @@ interface PayloadParts {
   extra: string[];
 }
 
-// A bill's payload split into its form, kept with the bill object it came from. Splitting is most
-// of the document's cost in node; a stream prepares each window's bills as the window completes
-// (prepareBills), while the write before it is in the database, so the write itself finds them
-// split. A bill no one prepared is split when its write is built. Bills are never changed after
-// parsing, so a kept split stays right; it goes with the bill object.
-const split = new WeakMap<Bill, PayloadParts>();
-
-/** Splits the bills' payloads ahead of their write (optional: the write splits what is not). */
-export function prepareBills(bills: readonly Bill[]): void {
-  for (const b of bills) partsOf(b);
-}
-
 export function billsDocument(bills: readonly Bill[]): BillsDocument {
   const forms = new Numbering();
   const terms = new Numbering();
   const rows = JSON.stringify(
     bills.map((b) => {
-      const { payload, fmt, extra } = partsOf(b);
+      const { payload, fmt, extra } = splitOf(b);
       return {
         bill_id: b.billId,
         c: terms.of(b.coin),
@@ -59,12 +47,6 @@ export function billsDocument(bills: readonly Bill[]): BillsDocument {
     }),
   );
   return { rows, terms: terms.texts(), forms: forms.texts() };
-}
-
-function partsOf(b: Bill): PayloadParts {
-  let parts = split.get(b);
-  if (parts === undefined) split.set(b, (parts = splitOf(b)));
-  return parts;
 }
 
 /** The whole text as the one extra value (form 1's format): what a payload that will not split keeps. */

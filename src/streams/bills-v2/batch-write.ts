@@ -24,7 +24,6 @@ export function batchWriter(deps: BillsStreamDeps, summary: BillsSyncSummary): W
     MAX_QUEUED_BILLS,
     MIN_BATCH_BILLS,
     MAX_BATCH_DELAY_MS,
-    deps.prepareBills ? (w) => deps.prepareBills?.(w.bills) : undefined,
   );
 }
 

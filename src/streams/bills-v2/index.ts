@@ -5,7 +5,6 @@
 import type { Logger } from "pino";
 import { BILLS_MAX_LIMIT, fetchBillsPage } from "../../exchange/bills-endpoint.ts";
 import { countBills } from "../../store/backfill-progress.ts";
-import { prepareBills } from "../../store/bills-document.ts";
 import { commitBillsWindow } from "../../store/bills-window.ts";
 import { readKnownDimensions } from "../../store/known-dimensions.ts";
 import type { Db } from "../../store/prisma.ts";
@@ -76,7 +75,6 @@ function storeDeps(
         stream: BILLS_STREAM,
         cursorStream,
       }),
-    prepareBills,
     knownDimensions: () => readKnownDimensions(o.db, o.accountName),
     throttled: () => o.client.recentlyThrottled(),
     profile,

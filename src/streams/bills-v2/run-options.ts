@@ -1,7 +1,6 @@
 // What a run of the v2 source is given: the range to read (with the paging's knobs, for tests and
 // benches) and its dependencies (the exchange's page fetch, the window write, the logger).
 import type { Logger } from "pino";
-import type { Bill } from "../../exchange/bill-item.ts";
 import type { BillsPage, BillsQuery } from "../../exchange/bills-endpoint.ts";
 import type { BillsWindowResult, BillsWindowWrite } from "../../store/bills-window.ts";
 import type { KnownDimensions } from "../../store/known-dimensions.ts";
@@ -12,11 +11,6 @@ export interface BillsStreamDeps {
   fetchPage: (query: BillsQuery, signal?: AbortSignal) => Promise<BillsPage>;
   /** Stores one or more consecutive completed windows and the cursor, atomically. */
   commitWindows: (write: Omit<BillsWindowWrite, "accountName" | "stream">) => Promise<BillsWindowResult>;
-  /**
-   * Readies a completed window's bills for their write (optional): called as the window is queued,
-   * so it runs while the write before it is in the database.
-   */
-  prepareBills?: (bills: readonly Bill[]) => void;
   knownDimensions: () => Promise<KnownDimensions>;
   /**
    * True while the exchange's weight budget sets the pace: then one window is asked at a time,

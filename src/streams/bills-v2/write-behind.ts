@@ -40,14 +40,11 @@ export class WriteBehind {
     private readonly minBatchBills = 0,
     /** ...or once the oldest queued window has waited this long. */
     private readonly maxDelayMs = Infinity,
-    /** Work on a window done as it is queued, so that it overlaps the write in flight. */
-    private readonly prepare?: (window: CompletedWindow) => void,
   ) {}
 
   /** Queues a window; waits only when the queue is full. Rethrows an earlier write's failure. */
   async push(window: CompletedWindow): Promise<void> {
     this.throwIfFailed();
-    this.prepare?.(window);
     this.queue.push(window);
     this.queuedBills += window.bills.length;
     if (!this.inFlight) this.startNext(false);

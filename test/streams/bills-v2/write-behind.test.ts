@@ -54,27 +54,6 @@ describe("write-behind (group commit)", () => {
     expect(batches).toEqual([[0], [10, 20]]);
   });
 
-  it("prepares each window as it is queued, while the write before it is still in flight", async () => {
-    const events: string[] = [];
-    const g = deferred();
-    const w = new WriteBehind(
-      async (ws) => {
-        events.push(`write ${ws.map((x) => x.fromMs).join(",")}`);
-        await g.promise;
-      },
-      5000,
-      0,
-      Infinity,
-      (x) => events.push(`prepare ${x.fromMs}`),
-    );
-    await w.push(win(0));
-    await w.push(win(10));
-    expect(events).toEqual(["prepare 0", "write 0", "prepare 10"]);
-    g.resolve();
-    await w.flush();
-    expect(events).toEqual(["prepare 0", "write 0", "prepare 10", "write 10"]);
-  });
-
   it("makes the fetch side wait when the queue is full", async () => {
     const g = deferred();
     const w = new WriteBehind(() => g.promise, 5);
