@@ -95,6 +95,11 @@ const ACCOUNT_KEY = "(SELECT id FROM account)";
 // (ledger_sync_bill_by_id, ledger_sync_revise_bills: migration window_write_plans), planned once
 // per connection and pruned as they run; the update is called only when a row differs.
 //
+// New bills are the batch less the stored ones, by `NOT IN` over `known`: a hashed subplan, `known`
+// read once (ids are never NULL, so NOT IN means what it says). A `NOT EXISTS` there was planned
+// as a nested loop over `known` for every bill of the batch, quadratic in a re-read: 65 ms of a
+// 1,000-bill re-read's 79, and 78 s to read 300,000 stored bills again (now 9 s).
+//
 // The account's key is an InitPlan ("(SELECT id FROM account)"), hidden from the planner, which
 // then plans the probes for an average account, where the unique key is the clear choice (a plain
 // parameter for a new account the statistics do not know yet gets a scan of the whole account).
@@ -151,7 +156,7 @@ inserted AS (
   SELECT ${ACCOUNT_KEY}, k.coin_key, k.symbol_key, k.type_key, k.form_key, k.at, $3,
          k.id, k.amount, k.balance, k.fill_fee, $11, k.transfer_reason, k.kept_extra
   FROM keyed k
-  WHERE NOT EXISTS (SELECT FROM known n WHERE n.id = k.id)
+  WHERE k.id NOT IN (SELECT n.id FROM known n)
   ON CONFLICT (account_id, created_at, bill_id) DO NOTHING
   RETURNING b.created_at
 ),
