@@ -21,6 +21,7 @@ import { cpuSeconds, machineCpu } from "./proc-stats.ts";
 import { ProfiledClient, type CallProfile } from "./profiled-client.ts";
 import { int, pct, ratio, sec, type Row } from "./report.ts";
 import { startSandboxProcess } from "./sandbox-process.ts";
+import { timeReread, type Reread } from "./reread.ts";
 import { writePlanning, type WriteCost, type WritePlanning } from "./write-planning.ts";
 
 export interface IngestOptions {
@@ -50,6 +51,8 @@ export interface IngestResult {
   upsertSeconds: number;
   /** The window write's PostgreSQL time against the months the account holds (write-planning.ts). */
   planning: WritePlanning;
+  /** The same history read again into the median pair's database (reread.ts). */
+  reread: Reread;
 }
 
 /** A fixed history span, so every run serves the same history for the same seed and size. */
@@ -69,12 +72,17 @@ export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
     const median = [...pairs].sort((a, b) => ratioOf(a) - ratioOf(b))[Math.floor(pairs.length / 2)]!;
     const upsertDatabase = await benchDatabase(scope);
     const upsert = await timePerRowUpsert(median.databaseUrl, upsertDatabase.url, Math.min(o.upsertRows, o.bills));
+    const reread = await timeReread(sandbox.url, median.databaseUrl, "bench", {
+      fromMs: HISTORY_FROM_MS,
+      toMs: HISTORY_TO_MS,
+    });
     const planning = await writePlanning(median.databaseUrl, "bench", HISTORY_TO_MS);
     const { databaseUrl: _, ...reported } = median;
     return {
       bills: o.bills,
       ratios: pairs.map(ratioOf),
       planning,
+      reread,
       ...reported,
       upsertRows: upsert.rows,
       upsertSeconds: upsert.seconds,
@@ -84,7 +92,7 @@ export async function ingestVsCopy(o: IngestOptions): Promise<IngestResult> {
   }
 }
 
-export type Pair = Omit<IngestResult, "bills" | "ratios" | "upsertRows" | "upsertSeconds" | "planning"> & {
+export type Pair = Omit<IngestResult, "bills" | "ratios" | "upsertRows" | "upsertSeconds" | "planning" | "reread"> & {
   databaseUrl: string;
 };
 
@@ -204,6 +212,10 @@ export function ingestRows(r: IngestResult, sizeNote: string): Row[] {
       "profile: write path, overlapping the fetches (writeSeconds)",
       `${sec(r.writeSeconds)} (${pct(r.writeSeconds, r.ingestSeconds)} of end-to-end; ${int(r.bills / r.writeSeconds)} bills/s while writing)`,
     ],
+    [
+      "the same history read again (every bill stored, unchanged)",
+      `${int(r.reread.fetched / r.reread.seconds)} bills/s (${sec(r.reread.seconds)}, ${int(r.reread.fetched)} bills fetched): ${int(r.reread.inserted)} inserted, ${int(r.reread.revised)} revised, ${int(r.reread.rowVersions)} row versions made in bill_rows`,
+    ],
     ...planningRows(r.planning),
     [
       "CPU seconds during the backfill",
@@ -234,6 +246,7 @@ export const INGEST_METHOD = [
   "Per-row upsert: the first N stored bills (ledger order) are read back, then N sequential awaited `db.bill.upsert({where: {accountName_billId}, create, update})` through the generated Prisma client into a fresh migrated database are timed (no HTTP or parsing charged, so end-to-end ÷ per-row is a lower bound).",
   "Ratios: end-to-end bills/s ÷ COPY bills/s, and end-to-end bills/s ÷ per-row bills/s. The backfill and its COPY run as a pair three times, each into a fresh database (either figure alone varies by a third between runs on this VM); every pair's ratio is listed, and the pair with the median ratio is the one reported (its backfill, COPY, profile and CPU). The per-row loop runs once.",
   "Profile (bench/profiled-client.ts, no change in src): fetchSeconds and writeSeconds are the stream's own summary (time inside fetchPage, summed over the requests in flight at once, so fetchSeconds ÷ wall time is the average number in flight; time inside commitWindows, which runs behind the fetching). Each client call is timed whole; its `parse` step (envelope, per-item validation, mapping to Bill) is wrapped and timed; the lossless JSON parse runs inside the client, so it is estimated by re-parsing a sample of the same response texts (cost per character × characters received). HTTP = call time − one JSON parse − validation, summed over concurrent calls like fetchSeconds: it includes waiting for the sandbox (and for CPU when the machine is busy), waiting behind the other requests in flight, and signing.",
+  "Read again: on the median pair's database, a second `syncAccountBills` over the same history from the same sandbox (every bill stored and unchanged: what a repair re-read or a backfill run again does); bills/s = bills fetched ÷ its wall time; row versions = the change of n_tup_upd + n_tup_ins over bill_rows' partitions in pg_stat_user_tables, read after the run's sessions ended.",
   "Window write against the months (bench/write-planning.ts): on the median pair's database, a write of 5 bills (2 new, 3 of the newest stored, as a lookback reads them again) and one of 1,000 new bills, built by the worker's own code, each run 7 times under `EXPLAIN (ANALYZE, FORMAT JSON)` in a transaction rolled back; the median's planning and execution times. Then `ledger_sync_bill_months` adds the 60 months before the history (five more years of books) and both are measured again.",
   "CPU seconds: user+system time of this process, of the sandbox process (/proc/<pid>/stat), and of the PostgreSQL backends serving the database (pids from pg_stat_activity, sampled every 250 ms), against cores × wall time; and the whole machine's busy time from /proc/stat. Ours near 100% means the CPU sets the pace; the machine's well above ours means other work shared the cores.",
 ];
