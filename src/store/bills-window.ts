@@ -92,7 +92,7 @@ const ACCOUNT_KEY = "(SELECT id FROM account)";
 // where the planner can prune by a constant (the probe by primary key, bounded by the batch's
 // first and last time, $15 and $16; the insert, routed as it runs). The probe by id and the
 // revisions' update could be in any month, so they are PL/pgSQL functions
-// (ledger_sync_bill_by_id, ledger_sync_revise_bills: migration window_write_plans), planned once
+// (ledger_sync_bill_by_id, ledger_sync_revise_bills: migration month_bounded_plans), planned once
 // per connection and pruned as they run; the update is called only when a row differs.
 //
 // New bills are the batch less the stored ones, by `NOT IN` over `known`: a hashed subplan, `known`

@@ -61,9 +61,13 @@ const RANGED = `
  * True when the range holds no bill, `b` its bounds as expressions of another statement ($1 still
  * the account): countsSql of that range then has no row, since it counts only the bills in range
  * (a coin's anchor is read only for a coin that has one). Another statement can so learn that a
- * range's counts are empty without planning their read.
+ * range's counts are empty without planning their read. A function (ledger_sync_bill_in_range,
+ * the same range as inRange): bounds computed in the statement prune no month when it is planned,
+ * and the function's plan, kept by the connection, prunes them as it runs.
  */
-export const noBillInRangeSql = (b: SpanBounds): string => `NOT EXISTS (${inRange(b)})`;
+export const noBillInRangeSql = (b: SpanBounds): string =>
+  `NOT ledger_sync_bill_in_range(${accountKey("$1")}, ${instantOf(b.fromMs)}, ` +
+  `${instantOf(`least(${b.toMs}::bigint, 9000000000000000)`)})`;
 
 const source = (s: ChainSpan) => (isWholeHistory(s) ? WHOLE : RANGED);
 
