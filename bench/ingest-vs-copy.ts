@@ -9,8 +9,6 @@
 // full, with every pair's ratio beside it.
 import { cpus as cpuList } from "node:os";
 import { pino } from "pino";
-import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
 import { createDb } from "../src/store/prisma.ts";
 import { syncAccountBills } from "../src/streams/bills/index.ts";
 import { Cleanup } from "./cleanup.ts";
@@ -18,7 +16,7 @@ import { timeCopyOfSameRows } from "./copy-same-rows.ts";
 import { timePerRowUpsert } from "./per-row-upsert.ts";
 import { backendCpu, benchDatabase } from "./postgres.ts";
 import { cpuSeconds, machineCpu } from "./proc-stats.ts";
-import { ProfiledClient, type CallProfile } from "./profiled-client.ts";
+import { sandboxBenchClient, type CallProfile } from "./profiled-client.ts";
 import { int, pct, ratio, sec, type Row } from "./report.ts";
 import { startSandboxProcess } from "./sandbox-process.ts";
 import { timeReread, type Reread } from "./reread.ts";
@@ -109,15 +107,7 @@ export async function backfillAndCopy(
   const database = await benchDatabase(scope);
   await prepare?.(database.url);
   const logger = pino({ level: "warn" });
-  const client = new ProfiledClient({
-    baseUrl: sandbox.url,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 30_000,
-    maxAttempts: 3,
-    gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
-    logger,
-  });
+  const client = sandboxBenchClient(sandbox.url, logger);
   const db = createDb(database.url);
   const pgCpu = await backendCpu(database, scope);
   const pgTimer = setInterval(() => void pgCpu.sample().catch(() => undefined), 250);

@@ -4,8 +4,11 @@
 // the client runs after its lossless JSON parse. The JSON parse itself happens inside the client
 // where nothing can be wrapped, so it is estimated afterwards by parsing a sample of the very same
 // response texts again (cost per character x characters received).
+import type { Logger } from "pino";
 import { parseLossless } from "../src/exchange/lossless-json.ts";
 import { ExchangeClient, type ApiCall } from "../src/exchange/http-client.ts";
+import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
+import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
 
 const SAMPLE_CHARS = 8_000_000;
 
@@ -21,6 +24,19 @@ export interface CallProfile {
   jsonParseSeconds: number;
   /** The same sample with the native JSON.parse (not lossless: ids above 2^53 would change), for scale. */
   nativeJsonParseSeconds: number;
+}
+
+/** A profiled client of the bench's sandbox, with the budget gate out of the way (1e9). */
+export function sandboxBenchClient(baseUrl: string, logger: Logger): ProfiledClient {
+  return new ProfiledClient({
+    baseUrl,
+    credentials: DEFAULT_SANDBOX_CREDENTIALS,
+    locale: "en-US",
+    timeoutMs: 30_000,
+    maxAttempts: 3,
+    gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
+    logger,
+  });
 }
 
 export class ProfiledClient extends ExchangeClient {

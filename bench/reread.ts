@@ -3,11 +3,9 @@
 // that it wrote nothing (issue 32: a re-read bill makes no row version).
 import pg from "pg";
 import { pino } from "pino";
-import { SlidingWindowGate } from "../src/exchange/weight-gate.ts";
-import { DEFAULT_SANDBOX_CREDENTIALS } from "../src/sandbox/index.ts";
 import { createDb } from "../src/store/prisma.ts";
 import { syncAccountBills } from "../src/streams/bills/index.ts";
-import { ProfiledClient } from "./profiled-client.ts";
+import { sandboxBenchClient } from "./profiled-client.ts";
 
 export interface Reread {
   seconds: number;
@@ -39,15 +37,7 @@ export async function timeReread(
   range: { fromMs: number; toMs: number },
 ): Promise<Reread> {
   const logger = pino({ level: "warn" });
-  const client = new ProfiledClient({
-    baseUrl: sandboxUrl,
-    credentials: DEFAULT_SANDBOX_CREDENTIALS,
-    locale: "en-US",
-    timeoutMs: 30_000,
-    maxAttempts: 3,
-    gate: new SlidingWindowGate({ ip: 1e9, uid: 1e9, windowMs: 1000 }),
-    logger,
-  });
+  const client = sandboxBenchClient(sandboxUrl, logger);
   const before = await rowVersions(databaseUrl);
   const db = createDb(databaseUrl);
   try {
