@@ -25,11 +25,14 @@ interface PayloadParts {
 }
 
 export function billsDocument(bills: readonly Bill[]): BillsDocument {
-  const forms = new Numbering();
-  const terms = new Numbering();
+  const parts = bills.map(splitOf);
+  const terms = new Numbering(
+    bills.flatMap((b) => (b.symbol === null ? [b.coin, b.businessType] : [b.coin, b.symbol, b.businessType])),
+  );
+  const forms = new Numbering(parts.map((p) => p.fmt));
   const rows = JSON.stringify(
-    bills.map((b) => {
-      const { payload, fmt, extra } = splitOf(b);
+    bills.map((b, i) => {
+      const { payload, fmt, extra } = parts[i]!;
       return {
         bill_id: b.billId,
         c: terms.of(b.coin),
@@ -46,7 +49,7 @@ export function billsDocument(bills: readonly Bill[]): BillsDocument {
       };
     }),
   );
-  return { rows, terms: terms.texts(), forms: forms.texts() };
+  return { rows, terms: terms.texts, forms: forms.texts };
 }
 
 /** The whole text as the one extra value (form 1's format): what a payload that will not split keeps. */
@@ -61,17 +64,22 @@ function splitOf(b: Bill): PayloadParts {
   }
 }
 
-/** Texts numbered from 1 in the order first met: the statement reads each once, by its number. */
+/**
+ * Distinct texts numbered from 1 in sorted order. The statement finds or adds each one's key in
+ * this order, and every writer sorts alike: two accounts' first writes adding the same new terms at
+ * once would otherwise take their unique keys in opposite orders and deadlock (a transaction-mode
+ * pooler's HAProxy fault test met exactly that).
+ */
 class Numbering {
+  readonly texts: string[];
   private readonly numbers = new Map<string, number>();
 
-  of(text: string): number {
-    let n = this.numbers.get(text);
-    if (n === undefined) this.numbers.set(text, (n = this.numbers.size + 1));
-    return n;
+  constructor(all: Iterable<string>) {
+    this.texts = [...new Set(all)].sort();
+    this.texts.forEach((t, i) => this.numbers.set(t, i + 1));
   }
 
-  texts(): string[] {
-    return [...this.numbers.keys()];
+  of(text: string): number {
+    return this.numbers.get(text)!;
   }
 }

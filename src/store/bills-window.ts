@@ -71,7 +71,9 @@ const STORED =
 const ACCOUNT_KEY = "(SELECT id FROM account)";
 
 // The bills go to bill_rows (docs/design/bill-storage.md) with their keys: the account's, each
-// term's and each payload form's, found or added once per statement, not per bill. A payload is
+// term's and each payload form's, found or added once per statement, not per bill. Keys are taken
+// in one order by every writer (terms before forms, each in sorted order: bills-document.ts), so
+// two accounts adding the same new terms at once wait for each other instead of deadlocking. A payload is
 // stored as its form and extra values only when PostgreSQL renders them back to the exact text
 // sent (ledger_sync_payload); otherwise the text is kept whole (form 1): exact either way.
 //
@@ -123,7 +125,10 @@ terms AS (
   SELECT o.n, ledger_sync_term_key(o.term) AS id, ledger_sync_json_inner(o.term) AS json
   FROM unnest($14::text[]) WITH ORDINALITY AS o(term, n)
 ),
-forms AS (SELECT o.n, o.fmt, ledger_sync_form_key(o.fmt) AS id FROM unnest($13::text[]) WITH ORDINALITY AS o(fmt, n)),
+forms AS (
+  SELECT o.n, o.fmt, ledger_sync_form_key(o.fmt) AS id FROM unnest($13::text[]) WITH ORDINALITY AS o(fmt, n)
+  WHERE (SELECT count(*) FROM terms) >= 0
+),
 rendered AS (
   SELECT i.*, c.id AS coin_key, s.id AS symbol_key, t.id AS type_key, f.id AS form_id,
          ledger_sync_payload(f.fmt, i.id, c.json, s.json, t.json, i.amount, i.balance, i.fill_fee, i.at,
