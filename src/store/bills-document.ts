@@ -9,7 +9,7 @@
 // the time as a JSON number is a safe integer. Each payload goes with its form and extra values
 // (payload-form.ts); the statement keeps them only if they render back to the payload.
 import type { Bill } from "../exchange/bill-item.ts";
-import { payloadValues, splitPayloadFormat } from "./payload-form.ts";
+import { payloadValues, splitPayload } from "./payload-form.ts";
 
 export interface BillsDocument {
   /** JSON array of rows; `c`, `s`, `t` and `f` are 1-based positions in `terms` and `forms`. */
@@ -18,9 +18,10 @@ export interface BillsDocument {
   forms: string[];
 }
 
-interface PayloadParts {
+/** A bill's payload text with its split (payload-form.ts). */
+interface SplitBill {
   payload: string;
-  fmt: string;
+  form: string;
   extra: string[];
 }
 
@@ -29,10 +30,10 @@ export function billsDocument(bills: readonly Bill[]): BillsDocument {
   const terms = new Numbering(
     bills.flatMap((b) => (b.symbol === null ? [b.coin, b.businessType] : [b.coin, b.symbol, b.businessType])),
   );
-  const forms = new Numbering(parts.map((p) => p.fmt));
+  const forms = new Numbering(parts.map((p) => p.form));
   const rows = JSON.stringify(
     bills.map((b, i) => {
-      const { payload, fmt, extra } = parts[i]!;
+      const { payload, form, extra } = parts[i]!;
       return {
         bill_id: b.billId,
         c: terms.of(b.coin),
@@ -42,7 +43,7 @@ export function billsDocument(bills: readonly Bill[]): BillsDocument {
         balance: b.balance,
         fill_fee: b.fillFee,
         created_at_ms: b.cTimeMs,
-        f: forms.of(fmt),
+        f: forms.of(form),
         extra: extra.length === 0 ? null : extra,
         payload,
         transfer_reason: b.transferReason ?? null,
@@ -55,12 +56,12 @@ export function billsDocument(bills: readonly Bill[]): BillsDocument {
 /** The whole text as the one extra value (form 1's format): what a payload that will not split keeps. */
 const WHOLE = "%10$s";
 
-function splitOf(b: Bill): PayloadParts {
+function splitOf(b: Bill): SplitBill {
   const payload = b.rawText ?? JSON.stringify(b.raw);
   try {
-    return { payload, ...splitPayloadFormat(payload, payloadValues(b)) };
+    return { payload, ...splitPayload(payload, payloadValues(b)) };
   } catch {
-    return { payload, fmt: WHOLE, extra: [payload] };
+    return { payload, form: WHOLE, extra: [payload] };
   }
 }
 

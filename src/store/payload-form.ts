@@ -3,8 +3,8 @@
 // *extra* values:
 // - the form is the text with a slot in place of every value a typed column gives back exactly
 //   (the id's digits, the coin, the amount's text, the time...): keys, their order, quoting and
-//   white space, as a JSON array alternating literal text and slot names. Bills of one shape share
-//   one form, so a store keeps each form once;
+//   white space, as PostgreSQL's format() takes it (`%1$s` for the id, ..., `%10$s` on for the extra
+//   values, a literal `%` doubled). Bills of one shape share one form, so a store keeps each once;
 // - every other value (a field the exchange adds, a value the column would not give back as
 //   written: `1e3`, `"\u00e9"`, a leading zero) is an extra, in order, as its exact text.
 // renderPayload(form, values, extra) gives back the exact text: a pure function of what is stored.
@@ -37,7 +37,7 @@ export interface PayloadValues {
 }
 
 export interface PayloadParts {
-  /** JSON array text: literal, slot, literal, ..., literal. */
+  /** format()'s text: literals, `%N$s` slots, `%%`. */
   form: string;
   extra: string[];
 }
@@ -77,19 +77,13 @@ export function payloadValues(bill: Bill): PayloadValues {
   };
 }
 
-/** Splits an item's exact text (a JSON object) into its form and extra values. */
+/**
+ * Splits an item's exact text (a JSON object) into its form, as PostgreSQL's format() takes it
+ * (formatOfParts: what bill_forms.fmt keeps and ledger_sync_payload renders), and its extra values.
+ */
 export function splitPayload(text: string, values: PayloadValues): PayloadParts {
   const { parts, extra } = splitParts(text, values);
-  return { form: JSON.stringify(parts), extra };
-}
-
-/**
- * The same split with the form as PostgreSQL's format() takes it (formatOfParts), made from the
- * parts directly: what the window write sends.
- */
-export function splitPayloadFormat(text: string, values: PayloadValues): { fmt: string; extra: string[] } {
-  const { parts, extra } = splitParts(text, values);
-  return { fmt: formatOfParts(parts), extra };
+  return { form: formatOfParts(parts), extra };
 }
 
 /** The form's parts (literal, slot, literal, ..., literal) and the extra values, in order. */
@@ -128,45 +122,40 @@ function splitParts(text: string, values: PayloadValues): { parts: string[]; ext
   return { parts, extra };
 }
 
-const parsedForms = new Map<string, string[]>();
+/** format()'s argument position back to its slot (1 to 9; 10 on are the extra values). */
+const ARGUMENT_SLOT = new Map<number, Exclude<Slot, "extra">>();
 
-/** The exact text back from a form, the typed values and the extra values. */
+/**
+ * The exact text back from a form, the typed values and the extra values: format() as
+ * ledger_sync_payload runs it, for the forms splitPayload makes (`%N$s` and `%%` only).
+ */
 export function renderPayload(form: string, values: PayloadValues, extra: readonly string[]): string {
-  let parts = parsedForms.get(form);
-  if (parts === undefined) {
-    parts = parseForm(form);
-    if (parsedForms.size > 10_000) parsedForms.clear();
-    parsedForms.set(form, parts);
-  }
-  let out = parts[0]!;
-  let next = 0;
-  for (let i = 1; i < parts.length; i += 2) {
-    const slot = parts[i] as Slot;
-    if (slot === "extra") {
-      if (next >= extra.length) throw new Error(`payload form wants more extra values than the ${extra.length} stored`);
-      out += extra[next++];
-    } else {
-      const typed = slotText(slot, values);
-      if (typed === null) throw new Error(`payload form has a slot for ${slot}, which is null`);
-      out += STRING_SLOTS.has(slot) ? JSON.stringify(typed).slice(1, -1) : typed;
+  let out = "";
+  let used = 0;
+  let from = 0;
+  for (const m of form.matchAll(/%(?:(\d+)\$s|(%)|)/g)) {
+    out += form.slice(from, m.index);
+    from = m.index + m[0].length;
+    if (m[2] !== undefined) {
+      out += "%";
+      continue;
     }
-    out += parts[i + 1]!;
+    const n = m[1] === undefined ? Number.NaN : Number(m[1]);
+    if (n >= 10) {
+      if (n - 10 >= extra.length)
+        throw new Error(`payload form wants more extra values than the ${extra.length} stored`);
+      out += extra[n - 10];
+      used = Math.max(used, n - 9);
+      continue;
+    }
+    const slot = ARGUMENT_SLOT.get(n);
+    if (slot === undefined) throw new Error(`not a payload form: ${form.slice(0, 200)}`);
+    const typed = slotText(slot, values);
+    if (typed === null) throw new Error(`payload form has a slot for ${slot}, which is null`);
+    out += STRING_SLOTS.has(slot) ? JSON.stringify(typed).slice(1, -1) : typed;
   }
-  if (next !== extra.length) throw new Error(`payload form used ${next} of ${extra.length} extra values`);
-  return out;
-}
-
-const SLOTS = new Set<string>([...Object.values(KEY_SLOTS), "extra"]);
-
-function parseForm(form: string): string[] {
-  const parts: unknown = JSON.parse(form);
-  if (
-    !Array.isArray(parts) ||
-    parts.length % 2 !== 1 ||
-    !parts.every((p, i) => typeof p === "string" && (i % 2 === 0 || SLOTS.has(p)))
-  )
-    throw new Error(`not a payload form: ${form.slice(0, 200)}`);
-  return parts as string[];
+  if (used !== extra.length) throw new Error(`payload form used ${used} of ${extra.length} extra values`);
+  return out + form.slice(from);
 }
 
 function slotText(slot: Exclude<Slot, "extra">, v: PayloadValues): string | null {
@@ -286,6 +275,7 @@ const SLOT_ARGUMENT: Record<Exclude<Slot, "extra">, number> = {
   created_at_ms: 8,
   transfer_reason: 9,
 };
+for (const [slot, n] of Object.entries(SLOT_ARGUMENT)) ARGUMENT_SLOT.set(n, slot as Exclude<Slot, "extra">);
 
 /**
  * A form as PostgreSQL's format() takes it (bill_forms.fmt; ledger_sync_payload renders it): each

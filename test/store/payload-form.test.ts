@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseBillItem, type Bill } from "../../src/exchange/bill-item.ts";
 import { parseIncomeItem } from "../../src/exchange/income-endpoint.ts";
 import { parseLossless } from "../../src/exchange/lossless-json.ts";
-import { payloadValues, renderPayload, splitPayload, splitPayloadFormat } from "../../src/store/payload-form.ts";
+import { payloadValues, renderPayload, splitPayload } from "../../src/store/payload-form.ts";
 
 /** A v2 item's exact text through the parser the sync uses, then split and rendered back. */
 function v2(text: string): { bill: Bill; form: string; extra: string[]; back: string } {
@@ -60,8 +60,8 @@ describe("payload forms", () => {
       '{"billId":5,"coin":"USDT","symbol":null,"amount":"1.0","businessType":"deposit","balance":"1",' +
       '"fillFee":"0","cTime":1789214411964,"100%":"x"}';
     const r = v2(text);
-    expect(splitPayloadFormat(text, payloadValues(r.bill))).toEqual({
-      fmt:
+    expect(splitPayload(text, payloadValues(r.bill))).toEqual({
+      form:
         '{"billId":%1$s,"coin":"%2$s","symbol":null,"amount":"%5$s","businessType":"%4$s","balance":"%6$s",' +
         '"fillFee":"%7$s","cTime":%8$s,"100%%":%10$s}',
       extra: ['"x"'],
@@ -158,6 +158,6 @@ describe("payload forms", () => {
     const values = payloadValues(r.bill);
     expect(() => renderPayload(r.form, values, [])).toThrow(/more extra values/);
     expect(() => renderPayload(r.form, values, ["1", "2"])).toThrow(/used 1 of 2/);
-    expect(() => renderPayload('["{", "nope", "}"]', values, [])).toThrow(/not a payload form/);
+    expect(() => renderPayload("{%11x}", values, [])).toThrow(/not a payload form/);
   });
 });
