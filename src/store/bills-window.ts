@@ -64,7 +64,7 @@ const CONTENT_DIFFERS = `
   (k.coin_key, k.symbol_key, k.type_key, k.amount::text, k.balance::text, k.fill_fee::text, k.at)
   OR (k.transfer_reason IS NOT NULL AND k.transfer_reason IS DISTINCT FROM b.transfer_reason)`;
 
-// The stored columns a lookup compares (one list for both probes).
+// The stored columns a lookup compares (ledger_sync_bill_by_id returns the same, for the second probe).
 const STORED =
   "b.ctid AS row_id, b.created_at AS old_at, b.coin, b.symbol, b.business_type, b.amount, b.balance, b.fill_fee, " +
   "b.transfer_reason";
